@@ -1,0 +1,98 @@
+// The discrete-event engine: a clock and a queue of events ordered by (time, sequence).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "sim/core/rng.h"
+#include "sim/core/time.h"
+
+namespace rdmasim {
+
+// Names one scheduled event; lets its owner cancel it. A default EventId names nothing.
+struct EventId {
+  uint64_t value = 0;
+  explicit operator bool() const { return value != 0; }
+  friend bool operator==(EventId, EventId) = default;
+};
+
+// One simulation. Everything in sim/ takes an Engine& explicitly: there are no globals,
+// so two engines can live in one process (and one test).
+//
+// Events at the same time run in the order they were scheduled (first in, first out),
+// so a run is reproducible bit for bit from its inputs and seed.
+class Engine {
+ public:
+  using Callback = std::function<void()>;
+
+  explicit Engine(uint64_t seed = 1);
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+  ~Engine();
+
+  Time now() const { return now_; }
+  uint64_t seed() const { return seed_; }
+
+  // Schedules `cb` at absolute time `t` (>= now()). Returns a handle for cancel().
+  EventId schedule_at(Time t, Callback cb);
+  EventId schedule_in(Time delay, Callback cb) { return schedule_at(now_ + delay, std::move(cb)); }
+
+  // Cancels a pending event. Returns false if it already ran, was cancelled, or is unknown.
+  bool cancel(EventId id);
+  bool is_pending(EventId id) const;
+
+  // Runs the earliest event. Returns false when the queue is empty.
+  bool step();
+  // Runs every event with time <= `t`, then sets the clock to `t` (if t is later than now).
+  void run_until(Time t);
+  // Runs until no events remain or stop() is called.
+  void run();
+  // Makes run() / run_until() return after the current event.
+  void stop() { stop_requested_ = true; }
+
+  // Time of the earliest pending event, or kTimeNever.
+  Time next_event_time();
+  size_t pending() const { return live_; }
+  uint64_t events_run() const { return events_run_; }
+
+  // A named random stream: the same (seed, name) gives the same sequence in every run,
+  // independent of how many other streams exist or were used.
+  Rng& rng(std::string_view name);
+
+ private:
+  struct Slot {
+    Callback cb;
+    uint32_t generation = 1;
+    bool armed = false;
+  };
+  struct HeapEntry {
+    Time time;
+    uint64_t seq;
+    uint32_t slot;
+    uint32_t generation;
+  };
+  static bool later(const HeapEntry& a, const HeapEntry& b) {
+    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+  }
+  void pop_dead();
+  void heap_push(const HeapEntry& e);
+  HeapEntry heap_pop();
+
+  Time now_ = 0;
+  uint64_t seed_;
+  uint64_t next_seq_ = 0;
+  uint64_t events_run_ = 0;
+  size_t live_ = 0;
+  bool stop_requested_ = false;
+  std::vector<HeapEntry> heap_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
+  std::map<std::string, std::unique_ptr<Rng>, std::less<>> streams_;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,111 @@
+// The HCA model: one RDMA NIC with its QPs, CQs, SRQs, PDs and MRs, attached to one port.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "sim/core/engine.h"
+#include "sim/net/packet.h"
+#include "sim/nic/memory.h"
+#include "sim/nic/types.h"
+
+namespace rdmasim::nic {
+
+struct HcaConfig {
+  std::string name = "mlx5_0";
+  net::LinkLayer link_layer = net::LinkLayer::RoCEv2;
+  net::Address address = 0;           // IPv4 (host order) on Ethernet, LID on IB
+  uint64_t node_guid = 0;
+  uint32_t max_mtu = 4096;            // bytes; path MTU can be set lower per QP
+  // Device limits reported by ibv_query_device and enforced at creation.
+  uint32_t max_qp = 131072;
+  uint32_t max_qp_wr = 32768;
+  uint32_t max_sge = 30;
+  uint32_t max_cq = 16777216;
+  uint32_t max_cqe = 4194303;
+  uint32_t max_mr = 16777216;
+  uint64_t max_mr_size = ~0ull;
+  uint32_t max_pd = 16777216;
+  uint32_t max_srq = 8388608;
+  uint32_t max_srq_wr = 32767;
+  uint32_t max_srq_sge = 31;
+  uint32_t max_qp_rd_atom = 16;
+  uint32_t max_inline_data = 220;
+  bool atomics = true;                // false on iWARP
+  // Per-WQE and per-packet processing latencies of the NIC pipeline.
+  Time wqe_latency = ns(100);
+  Time rx_latency = ns(100);
+  // Receiver ACK coalescing: an ACK is sent at least every `ack_every` packets of a
+  // message and always for the last packet, or after ack_delay.
+  uint32_t ack_every = 16;
+};
+
+// Delivers a completion to the owner of a CQ (engine context). The owner writes it where
+// the application polls: a shared-memory ring (daemon) or an in-process queue.
+using CompletionSink = std::function<void(const Completion&)>;
+using AsyncSink = std::function<void(const AsyncEvent&)>;
+
+struct HcaCounters {
+  uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
+  uint64_t acks_sent = 0, naks_sent = 0, rnr_naks_sent = 0;
+  uint64_t retransmitted_packets = 0, timeouts = 0, out_of_sequence = 0, duplicates = 0;
+  uint64_t cnps_sent = 0, cnps_received = 0, ecn_marked_received = 0;
+};
+
+// All methods run in engine context. Error returns are positive errno values (0 = ok),
+// as rdma-core reports them: EINVAL for a bad attribute or mask, ENOMEM when a limit is
+// reached, ENOENT for an unknown object, EBUSY when an object is still in use.
+// Work requests that are well formed but fail in execution (bad lkey, remote access
+// error, retries exhausted, ...) complete with the status a real HCA reports.
+class Hca : public net::Node {
+ public:
+  Hca(Engine& engine, HcaConfig config, net::Transmitter& port);
+  ~Hca() override;
+  Hca(const Hca&) = delete;
+  Hca& operator=(const Hca&) = delete;
+
+  const HcaConfig& config() const;
+  const HcaCounters& counters() const;
+  void receive(net::PacketPtr pkt, int port) override;
+
+  void set_async_sink(AsyncSink sink);
+  // The port went down or up (link failure injection): port events and QP errors follow.
+  void set_port_active(bool active);
+
+  int alloc_pd(uint32_t* pd);
+  int dealloc_pd(uint32_t pd);
+
+  // Registers [addr, addr + length) of `mem` (which must outlive the MR). `iova` is the
+  // address remote peers use (== addr for ibv_reg_mr).
+  int reg_mr(uint32_t pd, MemorySpace* mem, uint64_t addr, uint64_t length, uint64_t iova,
+             uint32_t access, MrKeys* keys);
+  int dereg_mr(uint32_t lkey);
+
+  int create_cq(uint32_t cqe, CompletionSink sink, uint32_t* cq);
+  int destroy_cq(uint32_t cq);
+
+  int create_srq(uint32_t pd, const SrqAttr& attr, uint32_t* srq);
+  int modify_srq(uint32_t srq, const SrqAttr& attr, uint32_t mask);  // IBV_SRQ_MAX_WR=1, IBV_SRQ_LIMIT=2
+  int query_srq(uint32_t srq, SrqAttr* attr);
+  int destroy_srq(uint32_t srq);
+  int post_srq_recv(uint32_t srq, const RecvWr& wr);
+
+  // On success *qpn is the QP number peers address (24 bits, never 0 or 1), and
+  // attr.caps is updated to the capacities actually granted.
+  int create_qp(QpInitAttr& attr, uint32_t* qpn);
+  int modify_qp(uint32_t qpn, const QpAttr& attr, uint32_t mask);
+  int query_qp(uint32_t qpn, QpAttr* attr, QpInitAttr* init);
+  int destroy_qp(uint32_t qpn);
+  // Queues a WR. Returns EINVAL when the QP is in a state that refuses posts (RESET, INIT,
+  // RTR for sends); ENOMEM when the queue is full.
+  int post_send(uint32_t qpn, const SendWr& wr);
+  int post_recv(uint32_t qpn, const RecvWr& wr);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rdmasim::nic

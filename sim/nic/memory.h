@@ -1,0 +1,35 @@
+// How the HCA's DMA engine reaches the memory of the process that owns a memory region.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace rdmasim::nic {
+
+// One address space the HCA may DMA into. The daemon implements it with
+// process_vm_readv/writev on the owning process; the in-process backend and the unit tests
+// use the process's own memory. The HCA checks every access against a registered MR
+// before calling these; an implementation may still fail (the process died, the pages
+// were unmapped) and then returns false.
+class MemorySpace {
+ public:
+  virtual ~MemorySpace() = default;
+  virtual bool read(uint64_t addr, void* dst, size_t len) = 0;
+  virtual bool write(uint64_t addr, const void* src, size_t len) = 0;
+};
+
+// This process's own memory: addresses are plain pointers.
+class LocalMemory final : public MemorySpace {
+ public:
+  bool read(uint64_t addr, void* dst, size_t len) override {
+    std::memcpy(dst, reinterpret_cast<const void*>(addr), len);
+    return true;
+  }
+  bool write(uint64_t addr, const void* src, size_t len) override {
+    std::memcpy(reinterpret_cast<void*>(addr), src, len);
+    return true;
+  }
+};
+
+}  // namespace rdmasim::nic

@@ -1,0 +1,79 @@
+// A fabric built from a JSON config: hosts and their NICs, switches, links.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "sim/core/engine.h"
+#include "sim/net/packet.h"
+#include "sim/nic/hca.h"
+
+namespace rdmasim::topo {
+
+// A config error: `what()` names the JSON path, the value and what was expected, e.g.
+// "fabric.switch.pfc.xoff_kb: -3 is negative; expected a size in KiB >= 0".
+// A config can have several errors; `errors` holds each, one line apiece.
+class ConfigError : public std::runtime_error {
+ public:
+  explicit ConfigError(std::vector<std::string> errors);
+  const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  std::vector<std::string> errors_;
+};
+
+// One NIC port of one host, as the verbs front end describes it to applications.
+struct HostNic {
+  std::string host;                  // "server"
+  std::string device;                // "mlx5_0"
+  uint8_t port = 1;                  // verbs port number
+  net::LinkLayer link_layer = net::LinkLayer::RoCEv2;
+  std::string ip;                    // the host's loopback address, "127.0.1.1"
+  net::Address address = 0;          // IPv4 (host order) on Ethernet, LID on IB
+  uint16_t lid = 0;                  // IB: assigned by the built-in subnet manager
+  uint16_t sm_lid = 0;
+  uint64_t node_guid = 0;
+  uint64_t port_guid = 0;
+  uint64_t subnet_prefix = 0xfe80000000000000ull;
+  Rate rate;
+  uint32_t mtu = 4096;               // active MTU, bytes
+  uint32_t vendor_id = 0x02c9;       // PCI vendor reported by ibv_query_device
+  uint32_t vendor_part_id = 4123;
+  uint32_t hw_ver = 0;
+  std::string fw_ver = "rdmasim";
+  nic::HcaConfig hca;                // limits and latencies for the HCA model
+};
+
+class Fabric {
+ public:
+  // Builds the fabric in `engine`. Throws ConfigError on any invalid or unknown key.
+  static std::unique_ptr<Fabric> build(Engine& engine, const nlohmann::json& config);
+  // Parses and validates without building anything that runs (for `--check`).
+  // Returns a one-line summary ("2 hosts, 1 switch, 2 links, RoCEv2 100 Gb/s, MTU 4096").
+  static std::string check(const nlohmann::json& config);
+
+  virtual ~Fabric() = default;
+  virtual std::string name() const = 0;
+  virtual std::string summary() const = 0;
+
+  virtual const std::vector<HostNic>& nics() const = 0;
+  // The sending side of NIC i's port; the HCA pushes packets into it.
+  virtual net::Transmitter& nic_port(size_t i) = 0;
+  // Packets arriving at NIC i are delivered to `receiver` (the HCA).
+  virtual void attach_nic(size_t i, net::Node* receiver) = 0;
+
+  // Per-port counters as JSON (for `rdmasim counters` and study outputs).
+  virtual nlohmann::json counters() const = 0;
+};
+
+// The embedded default fabric: hosts "server" (127.0.1.1) and "client" (127.0.1.2), each
+// with one RoCEv2 NIC "mlx5_0", 100 Gb/s links through one switch, MTU 4096.
+const nlohmann::json& default_fabric_config();
+
+}  // namespace rdmasim::topo
