@@ -6,27 +6,43 @@
 
 namespace rdmasim {
 
-// EventId packs (slot + 1) in the low 32 bits and the slot's generation in the high 32,
-// so a stale handle for a reused slot is recognised and ignored.
-namespace {
-EventId make_id(uint32_t slot, uint32_t gen) {
-  return EventId{(static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(slot) + 1)};
-}
-}  // namespace
+// EventId is the heap key + 1: (sequence << kSlotBits | slot) + 1, never 0. A handle
+// whose sequence no longer matches its slot's is stale and ignored.
 
 Engine::Engine(uint64_t seed) : seed_(seed) {}
 Engine::~Engine() = default;
 
-void Engine::heap_push(const HeapEntry& e) {
+// A 4-ary min-heap: shallower than a binary heap, and a node's children share a cache line.
+void Engine::heap_push(HeapEntry e) {
+  size_t i = heap_.size();
   heap_.push_back(e);
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  while (i > 0) {
+    const size_t parent = (i - 1) / 4;
+    if (!earlier(e, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = e;
 }
 
-Engine::HeapEntry Engine::heap_pop() {
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  HeapEntry e = heap_.back();
+void Engine::heap_pop_top() {
+  const HeapEntry last = heap_.back();
   heap_.pop_back();
-  return e;
+  const size_t n = heap_.size();
+  if (n == 0) return;
+  size_t i = 0;
+  for (;;) {
+    const size_t first = 4 * i + 1;
+    if (first >= n) break;
+    size_t best = first;
+    const size_t end = first + 4 < n ? first + 4 : n;
+    for (size_t c = first + 1; c < end; ++c)
+      if (earlier(heap_[c], heap_[best])) best = c;
+    if (!earlier(heap_[best], last)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = last;
 }
 
 EventId Engine::schedule_at(Time t, Callback cb) {
@@ -36,44 +52,39 @@ EventId Engine::schedule_at(Time t, Callback cb) {
     slot = free_slots_.back();
     free_slots_.pop_back();
   } else {
+    if (slots_.size() > kSlotMask) throw std::length_error("Engine: too many pending events");
     slot = static_cast<uint32_t>(slots_.size());
     slots_.emplace_back();
   }
   Slot& s = slots_[slot];
   s.cb = std::move(cb);
-  s.armed = true;
-  heap_push(HeapEntry{t, next_seq_++, slot, s.generation});
+  s.seq = next_seq_++;
+  const uint64_t key = (s.seq << kSlotBits) | slot;
+  heap_push(HeapEntry{t, key});
   ++live_;
-  return make_id(slot, s.generation);
+  return EventId{key + 1};
 }
 
 bool Engine::is_pending(EventId id) const {
   if (!id) return false;
-  const uint32_t slot = static_cast<uint32_t>(id.value & 0xffffffffu) - 1;
-  const uint32_t gen = static_cast<uint32_t>(id.value >> 32);
-  return slot < slots_.size() && slots_[slot].armed && slots_[slot].generation == gen;
+  const uint64_t key = id.value - 1;
+  const uint64_t slot = key & kSlotMask;
+  return slot < slots_.size() && slots_[slot].seq == (key >> kSlotBits);
 }
 
 bool Engine::cancel(EventId id) {
   if (!is_pending(id)) return false;
-  const uint32_t slot = static_cast<uint32_t>(id.value & 0xffffffffu) - 1;
-  Slot& s = slots_[slot];
-  s.armed = false;
+  Slot& s = slots_[(id.value - 1) & kSlotMask];
+  s.seq = kFree;
   s.cb = nullptr;
-  // The heap entry stays behind; its generation no longer matches and it is skipped.
-  ++s.generation;
-  free_slots_.push_back(slot);
+  // The heap entry stays behind; its sequence no longer matches and it is skipped.
+  free_slots_.push_back(static_cast<uint32_t>((id.value - 1) & kSlotMask));
   --live_;
   return true;
 }
 
 void Engine::pop_dead() {
-  while (!heap_.empty()) {
-    const HeapEntry& top = heap_.front();
-    const Slot& s = slots_[top.slot];
-    if (s.armed && s.generation == top.generation) return;
-    heap_pop();
-  }
+  while (!heap_.empty() && !live(heap_.front())) heap_pop_top();
 }
 
 Time Engine::next_event_time() {
@@ -84,13 +95,14 @@ Time Engine::next_event_time() {
 bool Engine::step() {
   pop_dead();
   if (heap_.empty()) return false;
-  const HeapEntry e = heap_pop();
-  Slot& s = slots_[e.slot];
+  const HeapEntry e = heap_.front();
+  heap_pop_top();
+  const uint32_t slot = static_cast<uint32_t>(e.key & kSlotMask);
+  Slot& s = slots_[slot];
   Callback cb = std::move(s.cb);
   s.cb = nullptr;
-  s.armed = false;
-  ++s.generation;
-  free_slots_.push_back(e.slot);
+  s.seq = kFree;
+  free_slots_.push_back(slot);
   --live_;
   now_ = e.time;
   ++events_run_;

@@ -65,23 +65,26 @@ class Engine {
   Rng& rng(std::string_view name);
 
  private:
+  // A heap entry is 16 bytes: the time and a key = (sequence << kSlotBits) | slot. Keys
+  // grow with the sequence, so (time, key) order is (time, sequence) order.
+  static constexpr int kSlotBits = 24;
+  static constexpr uint64_t kSlotMask = (1ull << kSlotBits) - 1;
+  static constexpr uint64_t kFree = ~0ull;
   struct Slot {
     Callback cb;
-    uint32_t generation = 1;
-    bool armed = false;
+    uint64_t seq = kFree;  // sequence of the event armed in this slot, kFree if none
   };
   struct HeapEntry {
     Time time;
-    uint64_t seq;
-    uint32_t slot;
-    uint32_t generation;
+    uint64_t key;
   };
-  static bool later(const HeapEntry& a, const HeapEntry& b) {
-    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+  static bool earlier(const HeapEntry& a, const HeapEntry& b) {
+    return a.time != b.time ? a.time < b.time : a.key < b.key;
   }
+  bool live(const HeapEntry& e) const { return slots_[e.key & kSlotMask].seq == (e.key >> kSlotBits); }
   void pop_dead();
-  void heap_push(const HeapEntry& e);
-  HeapEntry heap_pop();
+  void heap_push(HeapEntry e);
+  void heap_pop_top();
 
   Time now_ = 0;
   uint64_t seed_;
