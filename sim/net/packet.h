@@ -100,6 +100,7 @@ struct Packet {
   uint32_t wire_bytes = 0;         // bytes the packet occupies on the wire, all overheads included
   uint32_t frame_bytes = 0;        // bytes a capture shows (headers + payload + CRCs, no preamble/IFG)
   Time created = 0;                // when the sender built it
+  int32_t switch_ingress = -1;     // set by a switch while the packet is in its buffer (PFC accounting)
 
   // --- control frames ---
   std::array<uint16_t, 8> pause_quanta{};  // PfcPause: per-priority quanta (0 = XON)

@@ -1,0 +1,27 @@
+#include "sim/net/delay_line.h"
+
+namespace rdmasim::net {
+
+DelayLine::~DelayLine() {
+  if (pending_) engine_.cancel(pending_);
+}
+
+void DelayLine::push(PacketPtr pkt) {
+  fifo_.emplace_back(engine_.now() + delay_, std::move(pkt));
+  if (!pending_) arm();
+}
+
+void DelayLine::arm() {
+  pending_ = engine_.schedule_at(fifo_.front().first, [this] { deliver_head(); });
+}
+
+void DelayLine::deliver_head() {
+  pending_ = EventId{};
+  PacketPtr pkt = std::move(fifo_.front().second);
+  fifo_.pop_front();
+  // Re-arm before delivering: the sink may push into this line again.
+  if (!fifo_.empty()) arm();
+  sink_(std::move(pkt));
+}
+
+}  // namespace rdmasim::net

@@ -1,0 +1,42 @@
+// A delay line (htsim's Pipe): delivers every packet a fixed time after it entered, in order.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <utility>
+
+#include "sim/core/engine.h"
+#include "sim/net/packet.h"
+
+namespace rdmasim::net {
+
+// Holds at most one pending engine event (for its earliest packet), however many packets
+// are in flight. Used for link propagation and for a switch's forwarding latency.
+class DelayLine {
+ public:
+  using Sink = std::function<void(PacketPtr)>;
+
+  DelayLine(Engine& engine, Time delay) : engine_(engine), delay_(delay) {}
+  DelayLine(const DelayLine&) = delete;
+  DelayLine& operator=(const DelayLine&) = delete;
+  ~DelayLine();
+
+  // Engine context only. The sink must be set before the first push().
+  void set_sink(Sink sink) { sink_ = std::move(sink); }
+  void push(PacketPtr pkt);
+
+  Time delay() const { return delay_; }
+  size_t in_flight() const { return fifo_.size(); }
+
+ private:
+  void deliver_head();
+  void arm();
+
+  Engine& engine_;
+  Time delay_;
+  Sink sink_;
+  std::deque<std::pair<Time, PacketPtr>> fifo_;  // (delivery time, packet), time ascending
+  EventId pending_;
+};
+
+}  // namespace rdmasim::net

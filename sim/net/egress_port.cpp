@@ -1,0 +1,113 @@
+#include "sim/net/egress_port.h"
+
+#include <algorithm>
+
+namespace rdmasim::net {
+
+EgressPort::EgressPort(Engine& engine, EgressConfig config)
+    : engine_(engine), config_(config) {}
+
+EgressPort::~EgressPort() {
+  if (tx_done_) engine_.cancel(tx_done_);
+  if (pause_wake_) engine_.cancel(pause_wake_);
+}
+
+bool EgressPort::should_mark(uint8_t cls) {
+  const EcnConfig& e = config_.ecn;
+  const uint64_t q = queued_bytes_[cls];
+  if (q <= e.kmin_bytes) return false;
+  if (q >= e.kmax_bytes) return true;
+  const double p = e.pmax * static_cast<double>(q - e.kmin_bytes) /
+                   static_cast<double>(e.kmax_bytes - e.kmin_bytes);
+  return engine_.rng("ecn").bernoulli(p);
+}
+
+bool EgressPort::enqueue(PacketPtr pkt, bool ignore_limit) {
+  if (pkt->kind == PacketKind::PfcPause) {
+    control_.push_back(std::move(pkt));
+    try_start();
+    return true;
+  }
+  const uint8_t cls = pkt->priority & 7;
+  if (!ignore_limit && queued_bytes_[cls] + pkt->wire_bytes > config_.class_limit_bytes) {
+    ++counters_.drops;
+    ++counters_.drops_per_class[cls];
+    counters_.drop_bytes += pkt->wire_bytes;
+    return false;
+  }
+  if (config_.ecn.enabled && pkt->ect && !pkt->ce && should_mark(cls)) {
+    pkt->ce = true;
+    ++counters_.ecn_marked;
+  }
+  queued_bytes_[cls] += pkt->wire_bytes;
+  queues_[cls].push_back(std::move(pkt));
+  try_start();
+  return true;
+}
+
+void EgressPort::apply_pause(const Packet& pfc) {
+  ++counters_.pauses_received;
+  for (uint8_t c = 0; c < kNumClasses; ++c) {
+    if (pfc.pause_enable_mask & (1u << c)) pause_class(c, pfc.pause_quanta[c]);
+  }
+}
+
+void EgressPort::pause_class(uint8_t cls, uint16_t quanta) {
+  // One quantum = 512 bit times = 64 bytes at the port rate.
+  const Time now = engine_.now();
+  const bool was_paused = paused(cls);
+  paused_until_[cls & 7] = quanta == 0 ? now : now + tx_time(config_.rate, 64ull * quanta);
+  if (pause_wake_) {
+    engine_.cancel(pause_wake_);
+    pause_wake_ = EventId{};
+  }
+  try_start();
+  if (was_paused && !paused(cls) && drain_cb_) drain_cb_();
+}
+
+void EgressPort::try_start() {
+  if (tx_done_) return;
+  std::deque<PacketPtr>* q = nullptr;
+  if (!control_.empty()) {
+    q = &control_;
+  } else {
+    Time wake = kTimeNever;
+    for (int c = kNumClasses - 1; c >= 0; --c) {
+      if (queues_[c].empty()) continue;
+      if (paused(c)) {
+        wake = std::min(wake, paused_until_[c]);
+        continue;
+      }
+      q = &queues_[c];
+      break;
+    }
+    if (!q) {
+      if (wake != kTimeNever && !pause_wake_) {
+        pause_wake_ = engine_.schedule_at(wake, [this] {
+          pause_wake_ = EventId{};
+          try_start();
+          if (drain_cb_) drain_cb_();
+        });
+      }
+      return;
+    }
+  }
+  on_wire_ = std::move(q->front());
+  q->pop_front();
+  if (q != &control_) queued_bytes_[on_wire_->priority & 7] -= on_wire_->wire_bytes;
+  if (dequeue_hook_) dequeue_hook_(*on_wire_);
+  tx_done_ = engine_.schedule_in(tx_time(config_.rate, on_wire_->wire_bytes), [this] { tx_done(); });
+}
+
+void EgressPort::tx_done() {
+  tx_done_ = EventId{};
+  ++counters_.tx_packets;
+  counters_.tx_bytes += on_wire_->wire_bytes;
+  if (on_wire_->kind == PacketKind::PfcPause) ++counters_.pauses_sent;
+  PacketPtr pkt = std::move(on_wire_);
+  try_start();
+  if (sink_) sink_(std::move(pkt));
+  if (drain_cb_) drain_cb_();
+}
+
+}  // namespace rdmasim::net

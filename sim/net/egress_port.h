@@ -1,0 +1,99 @@
+// An egress port: 8 traffic-class queues, strict priority, per-class pause, and the serializer.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+
+#include "sim/core/engine.h"
+#include "sim/net/packet.h"
+#include "sim/net/port_counters.h"
+
+namespace rdmasim::net {
+
+inline constexpr int kNumClasses = 8;
+
+// RED-style ECN marking on the queue of one class: below kmin no mark, above kmax always,
+// in between with probability pmax * (q - kmin) / (kmax - kmin), q = class bytes queued.
+struct EcnConfig {
+  bool enabled = false;
+  uint64_t kmin_bytes = 0;
+  uint64_t kmax_bytes = 0;
+  double pmax = 0;
+};
+
+struct EgressConfig {
+  Rate rate = Rate::gbps(100);
+  uint64_t class_limit_bytes = 1 << 20;   // per traffic class; beyond it enqueue() drops
+  EcnConfig ecn;
+};
+
+// Scheduling: PFC frames first (MAC control is never paused), then strict priority,
+// class 7 highest. A packet already serializing is never preempted (by priority or pause).
+// The serializer holds at most one pending event; a second event may wait for the earliest
+// pause to expire when every non-empty class is paused.
+class EgressPort {
+ public:
+  using Sink = std::function<void(PacketPtr)>;
+
+  EgressPort(Engine& engine, EgressConfig config);
+  EgressPort(const EgressPort&) = delete;
+  EgressPort& operator=(const EgressPort&) = delete;
+  ~EgressPort();
+
+  // Where a packet goes when its last bit is on the wire (normally a link's DelayLine).
+  void set_sink(Sink sink) { sink_ = std::move(sink); }
+  // Called (engine context) after a packet finished serializing or a pause ended, i.e.
+  // whenever has_room()/paused() may have changed for the better.
+  void set_drain_callback(std::function<void()> cb) { drain_cb_ = std::move(cb); }
+
+  // Queues a packet in class pkt->priority (& 7). Drops and counts it if that would take the
+  // class beyond its limit, unless `ignore_limit`. Returns false when dropped.
+  // ECN marking (if enabled and the packet is ECT) happens here.
+  bool enqueue(PacketPtr pkt, bool ignore_limit = false);
+
+  // A PFC frame arrived for this port's transmit direction: pauses each enabled class for
+  // quanta * 512 bit times at this port's rate (0 quanta = resume now).
+  void apply_pause(const Packet& pfc);
+  void pause_class(uint8_t cls, uint16_t quanta);
+
+  bool paused(uint8_t cls) const { return paused_until_[cls & 7] > engine_.now(); }
+  Time paused_until(uint8_t cls) const { return paused_until_[cls & 7]; }
+  bool has_room(uint8_t cls) const {
+    return queued_bytes_[cls & 7] < config_.class_limit_bytes;
+  }
+  uint64_t queued_bytes(uint8_t cls) const { return queued_bytes_[cls & 7]; }
+  bool busy() const { return static_cast<bool>(tx_done_); }
+  Rate rate() const { return config_.rate; }
+  const EgressConfig& config() const { return config_; }
+
+  PortCounters& counters() { return counters_; }
+  const PortCounters& counters() const { return counters_; }
+
+  // Called with each packet as it leaves the queue (starts serializing); the switch uses it
+  // to account ingress buffer occupancy for PFC.
+  void set_dequeue_hook(std::function<void(const Packet&)> hook) { dequeue_hook_ = std::move(hook); }
+
+ private:
+  void try_start();
+  void tx_done();
+  bool should_mark(uint8_t cls);
+
+  Engine& engine_;
+  EgressConfig config_;
+  Sink sink_;
+  std::function<void()> drain_cb_;
+  std::function<void(const Packet&)> dequeue_hook_;
+  std::deque<PacketPtr> control_;                       // PFC frames
+  std::array<std::deque<PacketPtr>, kNumClasses> queues_;
+  std::array<uint64_t, kNumClasses> queued_bytes_{};
+  std::array<Time, kNumClasses> paused_until_{};
+  PacketPtr on_wire_;
+  EventId tx_done_;
+  EventId pause_wake_;
+  PortCounters counters_;
+};
+
+}  // namespace rdmasim::net

@@ -1,0 +1,102 @@
+#include "sim/net/switch.h"
+
+#include "sim/net/headers.h"
+
+namespace rdmasim::net {
+
+uint64_t ecmp_hash(const Packet& pkt) {
+  uint64_t x = (static_cast<uint64_t>(pkt.src) << 32) ^ pkt.dst;
+  x ^= (static_cast<uint64_t>(pkt.udp_src_port) << 48) ^ (static_cast<uint64_t>(pkt.flow_hash) << 16);
+  // splitmix64 finalizer
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+Switch::Switch(Engine& engine, SwitchConfig config)
+    : engine_(engine), config_(std::move(config)), pipeline_(engine, config_.forwarding_latency) {
+  pipeline_.set_sink([this](PacketPtr pkt) { forward(std::move(pkt)); });
+}
+
+int Switch::add_port(Rate rate) {
+  EgressConfig ec = config_.egress;
+  ec.rate = rate;
+  auto p = std::make_unique<Port>();
+  p->egress = std::make_unique<EgressPort>(engine_, ec);
+  p->egress->set_dequeue_hook([this](const Packet& pkt) { on_dequeue(pkt); });
+  ports_.push_back(std::move(p));
+  return static_cast<int>(ports_.size() - 1);
+}
+
+void Switch::set_route(Address dst, std::vector<int> ports) { routes_[dst] = std::move(ports); }
+
+const std::vector<int>* Switch::route(Address dst) const {
+  auto it = routes_.find(dst);
+  return it == routes_.end() ? nullptr : &it->second;
+}
+
+void Switch::receive(PacketPtr pkt, int port) {
+  PortCounters& c = ports_[port]->egress->counters();
+  ++c.rx_packets;
+  c.rx_bytes += pkt->wire_bytes;
+  if (pkt->kind == PacketKind::PfcPause) {
+    ports_[port]->egress->apply_pause(*pkt);
+    return;
+  }
+  pkt->switch_ingress = port;
+  if (config_.pfc.enabled) {
+    Port& in = *ports_[port];
+    const uint8_t cls = pkt->priority & 7;
+    in.ingress_bytes[cls] += pkt->wire_bytes;
+    if (!in.xoff_sent[cls] && in.ingress_bytes[cls] > config_.pfc.xoff_bytes) {
+      in.xoff_sent[cls] = true;
+      send_pfc(port, cls, 0xffff);
+    }
+  }
+  pipeline_.push(std::move(pkt));
+}
+
+void Switch::forward(PacketPtr pkt) {
+  const std::vector<int>* r = route(pkt->dst);
+  if (!r || r->empty()) {
+    ++unroutable_;
+    release(pkt->switch_ingress, pkt->priority & 7, pkt->wire_bytes);
+    return;
+  }
+  const int out = r->size() == 1 ? (*r)[0] : (*r)[ecmp_hash(*pkt) % r->size()];
+  const int ingress = pkt->switch_ingress;
+  const uint8_t cls = pkt->priority & 7;
+  const uint32_t bytes = pkt->wire_bytes;
+  // A dropped packet leaves the buffer at once.
+  if (!ports_[out]->egress->enqueue(std::move(pkt))) release(ingress, cls, bytes);
+}
+
+void Switch::on_dequeue(const Packet& pkt) {
+  if (pkt.kind == PacketKind::PfcPause) return;
+  release(pkt.switch_ingress, pkt.priority & 7, pkt.wire_bytes);
+}
+
+void Switch::release(int ingress, uint8_t cls, uint32_t bytes) {
+  if (!config_.pfc.enabled || ingress < 0) return;
+  Port& in = *ports_[ingress];
+  in.ingress_bytes[cls] -= bytes;
+  if (in.xoff_sent[cls] && in.ingress_bytes[cls] <= config_.pfc.xon_bytes) {
+    in.xoff_sent[cls] = false;
+    send_pfc(ingress, cls, 0);
+  }
+}
+
+void Switch::send_pfc(int port, uint8_t cls, uint16_t quanta) {
+  auto pfc = std::make_unique<Packet>();
+  pfc->kind = PacketKind::PfcPause;
+  pfc->priority = cls;
+  pfc->pause_enable_mask = static_cast<uint8_t>(1u << cls);
+  pfc->pause_quanta[cls] = quanta;
+  pfc->wire_bytes = kEthernetMinWire;
+  pfc->frame_bytes = 64;
+  pfc->created = engine_.now();
+  ports_[port]->egress->enqueue(std::move(pfc));
+}
+
+}  // namespace rdmasim::net

@@ -1,0 +1,79 @@
+// A switch: N ports, a forwarding table with ECMP, forwarding latency, PFC on ingress.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/core/engine.h"
+#include "sim/net/delay_line.h"
+#include "sim/net/egress_port.h"
+#include "sim/net/packet.h"
+
+namespace rdmasim::net {
+
+// PFC on ingress: when the bytes that arrived on (port, class) and are still buffered
+// exceed xoff, the switch sends XOFF (quanta 0xffff) back out of that port; when they fall
+// to xon or below, XON (quanta 0). The pause is not refreshed before it expires.
+struct PfcConfig {
+  bool enabled = false;
+  uint64_t xoff_bytes = 0;
+  uint64_t xon_bytes = 0;
+};
+
+struct SwitchConfig {
+  std::string name = "sw0";
+  Time forwarding_latency = ns(200);  // from last bit in to entering the egress queue
+  EgressConfig egress;                // template for every port; add_port() sets the rate
+  PfcConfig pfc;
+};
+
+class Switch : public Node {
+ public:
+  Switch(Engine& engine, SwitchConfig config);
+  Switch(const Switch&) = delete;
+  Switch& operator=(const Switch&) = delete;
+
+  const std::string& name() const { return config_.name; }
+  // Adds a port with its own egress at `rate`; returns its index (0, 1, ...).
+  int add_port(Rate rate);
+  size_t num_ports() const { return ports_.size(); }
+  EgressPort& port(int i) { return *ports_[i]->egress; }
+  const EgressPort& port(int i) const { return *ports_[i]->egress; }
+  const PortCounters& counters(int i) const { return ports_[i]->egress->counters(); }
+  uint64_t unroutable() const { return unroutable_; }
+
+  // Packets to `dst` leave by one of `ports`; with several, by hash of (src, dst,
+  // udp_src_port, flow_hash), so one flow always takes one path.
+  void set_route(Address dst, std::vector<int> ports);
+  const std::vector<int>* route(Address dst) const;
+
+  // Engine context only. Counts rx on `port`; PFC frames pause that port's egress.
+  void receive(PacketPtr pkt, int port) override;
+
+ private:
+  struct Port {
+    std::unique_ptr<EgressPort> egress;
+    std::array<uint64_t, kNumClasses> ingress_bytes{};  // buffered bytes that arrived here
+    std::array<bool, kNumClasses> xoff_sent{};
+  };
+  void forward(PacketPtr pkt);
+  void on_dequeue(const Packet& pkt);
+  void release(int ingress, uint8_t cls, uint32_t bytes);
+  void send_pfc(int port, uint8_t cls, uint16_t quanta);
+
+  Engine& engine_;
+  SwitchConfig config_;
+  DelayLine pipeline_;
+  std::vector<std::unique_ptr<Port>> ports_;
+  std::unordered_map<Address, std::vector<int>> routes_;
+  uint64_t unroutable_ = 0;
+};
+
+// A flow hash for ECMP: mixes (src, dst, udp_src_port, flow_hash).
+uint64_t ecmp_hash(const Packet& pkt);
+
+}  // namespace rdmasim::net

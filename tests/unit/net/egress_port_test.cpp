@@ -1,0 +1,115 @@
+#include <doctest/doctest.h>
+
+#include "sim/net/egress_port.h"
+#include "sim/net/host_port.h"
+#include "sim/net/link.h"
+#include "tests/unit/net/recorder.h"
+
+using namespace rdmasim;
+using namespace rdmasim::net;
+
+TEST_CASE("egress: strict priority, class 7 first; the packet on the wire is not preempted") {
+  Engine e;
+  EgressPort port(e, EgressConfig{.rate = Rate::gbps(100)});
+  test::Recorder rx(e);
+  LinkDirection link(e, port, rx, 0, 0);
+  port.enqueue(test::roce_packet(1000, 0, 1, 2, 1));  // starts serializing at once
+  port.enqueue(test::roce_packet(1000, 0, 1, 2, 2));
+  port.enqueue(test::roce_packet(1000, 3, 1, 2, 3));
+  port.enqueue(test::roce_packet(1000, 7, 1, 2, 4));
+  port.enqueue(test::roce_packet(1000, 3, 1, 2, 5));
+  e.run();
+  REQUIRE(rx.arrivals.size() == 5);
+  const uint64_t expected[] = {1, 4, 3, 5, 2};
+  for (int i = 0; i < 5; ++i) CHECK(rx.arrivals[i].pkt->id == expected[i]);
+}
+
+TEST_CASE("egress: queue overflow drops are counted per class") {
+  Engine e;
+  EgressPort port(e, EgressConfig{.rate = Rate::gbps(100), .class_limit_bytes = 10'000});
+  test::Recorder rx(e);
+  LinkDirection link(e, port, rx, 0, 0);
+  int accepted = 0;
+  for (int i = 0; i < 5; ++i) accepted += port.enqueue(test::roce_packet(4096, 2));
+  // first packet leaves the queue for the serializer; then 2 * 4178 = 8356 <= 10000 fit and
+  // a third queued one would make 12534 > 10000: 1 + 2 accepted, 2 dropped
+  CHECK(accepted == 3);
+  CHECK(port.counters().drops == 2);
+  CHECK(port.counters().drops_per_class[2] == 2);
+  CHECK(port.counters().drop_bytes == 2 * 4178);
+  e.run();
+  CHECK(rx.arrivals.size() == 3);
+}
+
+TEST_CASE("egress: a PFC pause of 100 quanta at 100 Gb/s holds a class for 512 ns") {
+  Engine e;
+  EgressPort port(e, EgressConfig{.rate = Rate::gbps(100)});
+  test::Recorder rx(e);
+  LinkDirection link(e, port, rx, 0, 0);
+  port.pause_class(3, 100);  // 100 * 512 bit / 100e9 b/s = 512 ns
+  CHECK(port.paused(3));
+  CHECK_FALSE(port.paused(2));
+  port.enqueue(test::roce_packet(1000, 3, 1, 2, 1));
+  port.enqueue(test::roce_packet(1000, 2, 1, 2, 2));  // not paused: goes first
+  e.run();
+  REQUIRE(rx.arrivals.size() == 2);
+  const Time t1082 = tx_time(Rate::gbps(100), 1082);  // 1000 + 44 + 38 B = 86.56 ns
+  CHECK(rx.arrivals[0].pkt->id == 2);
+  CHECK(rx.arrivals[0].at == t1082);
+  CHECK(rx.arrivals[1].pkt->id == 1);
+  CHECK(rx.arrivals[1].at == ns(512) + t1082);
+}
+
+TEST_CASE("egress: XON (0 quanta) resumes a paused class at once") {
+  Engine e;
+  EgressPort port(e, EgressConfig{.rate = Rate::gbps(100)});
+  test::Recorder rx(e);
+  LinkDirection link(e, port, rx, 0, 0);
+  port.pause_class(1, 0xffff);
+  port.enqueue(test::roce_packet(1000, 1));
+  e.run_until(ns(100));
+  CHECK(rx.arrivals.empty());
+  port.pause_class(1, 0);
+  e.run();
+  REQUIRE(rx.arrivals.size() == 1);
+  CHECK(rx.arrivals[0].at == ns(100) + tx_time(Rate::gbps(100), 1082));
+}
+
+TEST_CASE("egress: ECN marks everything above Kmax and nothing below Kmin") {
+  Engine e;
+  EgressConfig cfg{.rate = Rate::gbps(100)};
+  cfg.ecn = EcnConfig{.enabled = true, .kmin_bytes = 5'000, .kmax_bytes = 10'000, .pmax = 0.5};
+  EgressPort port(e, cfg);
+  test::Recorder rx(e);
+  LinkDirection link(e, port, rx, 0, 0);
+  // queue (bytes before each enqueue): on wire, 0, 4178, 8356 (ramp), 12534, 16712
+  for (int i = 0; i < 6; ++i) port.enqueue(test::roce_packet(4096, 0, 1, 2, i));
+  e.run();
+  REQUIRE(rx.arrivals.size() == 6);
+  CHECK_FALSE(rx.arrivals[0].pkt->ce);
+  CHECK_FALSE(rx.arrivals[1].pkt->ce);
+  CHECK_FALSE(rx.arrivals[2].pkt->ce);
+  CHECK(rx.arrivals[4].pkt->ce);
+  CHECK(rx.arrivals[5].pkt->ce);
+}
+
+TEST_CASE("host port: ready() follows room and pause; the ready callback fires on drain") {
+  Engine e;
+  HostPort hp(e, EgressConfig{.rate = Rate::gbps(100), .class_limit_bytes = 5'000});
+  test::Recorder rx(e);
+  LinkDirection link(e, hp.egress(), rx, 0, 0);
+  int callbacks = 0;
+  hp.set_ready_callback([&] { ++callbacks; });
+  CHECK(hp.ready(0));
+  hp.send(test::roce_packet(4096));  // to the serializer
+  hp.send(test::roce_packet(4096));  // queued: 4178 < 5000, still room
+  CHECK(hp.ready(0));
+  hp.send(test::roce_packet(4096));  // queued 8356 >= 5000: full, but send never drops
+  CHECK_FALSE(hp.ready(0));
+  CHECK(hp.ready(1));
+  e.run();
+  CHECK(rx.arrivals.size() == 3);
+  CHECK(callbacks == 3);
+  CHECK(hp.ready(0));
+  CHECK(hp.egress().counters().drops == 0);
+}

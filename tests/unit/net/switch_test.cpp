@@ -1,0 +1,103 @@
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "sim/net/host_port.h"
+#include "sim/net/link.h"
+#include "sim/net/switch.h"
+#include "tests/unit/net/recorder.h"
+
+using namespace rdmasim;
+using namespace rdmasim::net;
+
+TEST_CASE("switch: two store-and-forward hops add one serialization per hop") {
+  Engine e;
+  HostPort a(e, EgressConfig{.rate = Rate::gbps(100)});
+  Switch sw(e, SwitchConfig{.name = "sw0", .forwarding_latency = ns(200)});
+  test::Recorder b(e);
+  const int pa = sw.add_port(Rate::gbps(100));
+  const int pb = sw.add_port(Rate::gbps(100));
+  LinkDirection a_sw(e, a.egress(), sw, pa, ns(500));
+  LinkDirection sw_b(e, sw.port(pb), b, 0, ns(500));
+  sw.set_route(2, {pb});
+  a.send(test::roce_packet(4096, 0, 1, 2));
+  e.run();
+  REQUIRE(b.arrivals.size() == 1);
+  // 2 * 334.24 ns serialization (4178 B at 100 Gb/s) + 2 * 500 ns propagation + 200 ns forwarding
+  CHECK(b.arrivals[0].at == 2 * ps(334'240) + 2 * ns(500) + ns(200));
+  CHECK(sw.counters(pa).rx_packets == 1);
+  CHECK(sw.counters(pb).tx_packets == 1);
+  CHECK(sw.counters(pb).tx_bytes == 4178);
+}
+
+TEST_CASE("switch: egress overflow drops are counted on the egress port") {
+  Engine e;
+  SwitchConfig cfg{.name = "sw0", .forwarding_latency = 0};
+  cfg.egress.class_limit_bytes = 10'000;
+  Switch sw(e, cfg);
+  test::Recorder out(e);
+  const int in1 = sw.add_port(Rate::gbps(100));
+  const int in2 = sw.add_port(Rate::gbps(100));
+  const int o = sw.add_port(Rate::gbps(100));
+  LinkDirection l(e, sw.port(o), out, 0, 0);
+  sw.set_route(9, {o});
+  // 6 packets arrive at once from two ingresses for one egress: 1 serializing + 2 queued
+  for (int i = 0; i < 3; ++i) {
+    sw.receive(test::roce_packet(4096, 0, 1, 9), in1);
+    sw.receive(test::roce_packet(4096, 0, 1, 9), in2);
+  }
+  e.run();
+  CHECK(out.arrivals.size() == 3);
+  CHECK(sw.counters(o).drops == 3);
+  CHECK(sw.counters(in1).rx_packets == 3);
+}
+
+TEST_CASE("switch: ECMP keeps one flow on one port and spreads flows over all ports") {
+  Engine e;
+  Switch sw(e, SwitchConfig{.name = "sw0", .forwarding_latency = 0});
+  test::Recorder r0(e), r1(e);
+  const int in = sw.add_port(Rate::gbps(100));
+  const int p0 = sw.add_port(Rate::gbps(100));
+  const int p1 = sw.add_port(Rate::gbps(100));
+  LinkDirection l0(e, sw.port(p0), r0, 0, 0);
+  LinkDirection l1(e, sw.port(p1), r1, 0, 0);
+  sw.set_route(2, {p0, p1});
+  for (int rep = 0; rep < 2; ++rep) {
+    for (uint16_t port = 0; port < 64; ++port) {
+      auto p = test::roce_packet(100, 0, 1, 2);
+      p->udp_src_port = static_cast<uint16_t>(49152 + port);
+      sw.receive(std::move(p), in);
+    }
+  }
+  e.run();
+  CHECK(r0.arrivals.size() + r1.arrivals.size() == 128);
+  CHECK(r0.arrivals.size() > 0);
+  CHECK(r1.arrivals.size() > 0);
+  std::set<uint16_t> on0, on1;
+  for (auto& a : r0.arrivals) on0.insert(a.pkt->udp_src_port);
+  for (auto& a : r1.arrivals) on1.insert(a.pkt->udp_src_port);
+  for (uint16_t p : on0) CHECK(on1.count(p) == 0);  // a flow never splits
+}
+
+TEST_CASE("switch: PFC XOFF goes upstream above xoff, XON once drained to xon") {
+  Engine e;
+  SwitchConfig cfg{.name = "sw0", .forwarding_latency = 0};
+  cfg.pfc = PfcConfig{.enabled = true, .xoff_bytes = 10'000, .xon_bytes = 5'000};
+  Switch sw(e, cfg);
+  HostPort up(e, EgressConfig{.rate = Rate::gbps(100)});
+  test::Recorder down(e);
+  const int in = sw.add_port(Rate::gbps(100));
+  const int o = sw.add_port(Rate::gbps(25));  // slower egress: the buffer fills
+  LinkDirection up_sw(e, up.egress(), sw, in, 0);
+  LinkDirection sw_up(e, sw.port(in), up, 0, 0);
+  LinkDirection sw_down(e, sw.port(o), down, 0, 0);
+  sw.set_route(2, {o});
+  for (int i = 0; i < 10; ++i) up.send(test::roce_packet(4096, 3, 1, 2, i));
+  e.run();
+  CHECK(down.arrivals.size() == 10);
+  CHECK(sw.counters(o).drops == 0);
+  // every XOFF is followed by an XON once the queue drains
+  CHECK(sw.counters(in).pauses_sent >= 2);
+  CHECK(sw.counters(in).pauses_sent % 2 == 0);
+  CHECK(up.counters().pauses_received == sw.counters(in).pauses_sent);
+}
