@@ -1,0 +1,356 @@
+// Hca: object management (PDs, MRs, CQs, SRQs, QPs) and the entry points of the transport.
+#include "sim/nic/hca.h"
+
+#include "sim/nic/hca_impl.h"
+
+namespace rdmasim::nic {
+
+Hca::Hca(Engine& engine, HcaConfig config, net::Transmitter& port)
+    : impl_(std::make_unique<Impl>(engine, std::move(config), port)) {
+  port.set_ready_callback([this] { impl_->pump(); });
+}
+
+Hca::~Hca() {
+  for (auto& [qpn, qp] : impl_->qps) {
+    impl_->engine.cancel(qp->ack_timer);
+    impl_->engine.cancel(qp->rnr_wait);
+  }
+  impl_->port.set_ready_callback([] {});
+}
+
+const HcaConfig& Hca::config() const { return impl_->config; }
+const HcaCounters& Hca::counters() const { return impl_->counters; }
+
+void Hca::set_async_sink(AsyncSink sink) { impl_->async_sink = std::move(sink); }
+
+void Hca::set_port_active(bool active) {
+  if (impl_->port_active == active) return;
+  impl_->port_active = active;
+  if (impl_->async_sink) {
+    AsyncEvent ev;
+    ev.type = active ? AsyncEventType::PortActive : AsyncEventType::PortErr;
+    ev.port = 1;
+    impl_->async_sink(ev);
+  }
+  if (active) impl_->pump();
+}
+
+int Hca::alloc_pd(uint32_t* pd) {
+  if (impl_->pds.size() >= impl_->config.max_pd) return ENOMEM;
+  *pd = impl_->next_pd++;
+  impl_->pds[*pd] = Pd{};
+  return 0;
+}
+
+int Hca::dealloc_pd(uint32_t pd) {
+  auto it = impl_->pds.find(pd);
+  if (it == impl_->pds.end()) return ENOENT;
+  if (it->second.refs) return EBUSY;
+  impl_->pds.erase(it);
+  return 0;
+}
+
+int Hca::reg_mr(uint32_t pd, MemorySpace* mem, uint64_t addr, uint64_t length, uint64_t iova,
+                uint32_t access, MrKeys* keys) {
+  auto pit = impl_->pds.find(pd);
+  if (pit == impl_->pds.end()) return ENOENT;
+  if (!mem || length > impl_->config.max_mr_size) return EINVAL;
+  // IBTA: remote write or remote atomic access requires local write (rdma-core: EINVAL).
+  if ((access & (kAccessRemoteWrite | kAccessRemoteAtomic)) && !(access & kAccessLocalWrite))
+    return EINVAL;
+  if (impl_->mrs.size() >= impl_->config.max_mr) return ENOMEM;
+  // Keys: a 24-bit index and an 8-bit variant, as real HCAs build them; lkey == rkey.
+  const uint32_t key = impl_->next_key++ << 8 | 0x5a;
+  impl_->mrs[key] = Mr{pd, mem, addr, length, iova, access, key};
+  pit->second.refs++;
+  keys->lkey = keys->rkey = key;
+  return 0;
+}
+
+int Hca::dereg_mr(uint32_t lkey) {
+  auto it = impl_->mrs.find(lkey);
+  if (it == impl_->mrs.end()) return ENOENT;
+  impl_->pds[it->second.pd].refs--;
+  impl_->mrs.erase(it);
+  return 0;
+}
+
+int Hca::create_cq(uint32_t cqe, CompletionSink sink, uint32_t* cq) {
+  if (cqe == 0 || cqe > impl_->config.max_cqe) return EINVAL;
+  if (impl_->cqs.size() >= impl_->config.max_cq) return ENOMEM;
+  *cq = impl_->next_cq++;
+  impl_->cqs[*cq] = Cq{cqe, std::move(sink), 0};
+  return 0;
+}
+
+int Hca::destroy_cq(uint32_t cq) {
+  auto it = impl_->cqs.find(cq);
+  if (it == impl_->cqs.end()) return ENOENT;
+  if (it->second.refs) return EBUSY;
+  impl_->cqs.erase(it);
+  return 0;
+}
+
+int Hca::create_srq(uint32_t pd, const SrqAttr& attr, uint32_t* srq) {
+  auto pit = impl_->pds.find(pd);
+  if (pit == impl_->pds.end()) return ENOENT;
+  const auto& c = impl_->config;
+  if (attr.max_wr == 0 || attr.max_wr > c.max_srq_wr || attr.max_sge > c.max_srq_sge)
+    return EINVAL;
+  if (impl_->srqs.size() >= c.max_srq) return ENOMEM;
+  *srq = impl_->next_srq++;
+  Srq s;
+  s.pd = pd;
+  s.attr = attr;
+  s.attr.srq_limit = 0;  // ibv_create_srq ignores srq_limit; modify_srq arms it
+  impl_->srqs[*srq] = std::move(s);
+  pit->second.refs++;
+  return 0;
+}
+
+int Hca::modify_srq(uint32_t srq, const SrqAttr& attr, uint32_t mask) {
+  auto it = impl_->srqs.find(srq);
+  if (it == impl_->srqs.end()) return ENOENT;
+  Srq& s = it->second;
+  if (mask & ~3u) return EINVAL;
+  if (mask & 1) {  // IBV_SRQ_MAX_WR: resizing is not supported by this model
+    return EINVAL;
+  }
+  if (mask & 2) {  // IBV_SRQ_LIMIT: must be below max_wr
+    if (attr.srq_limit > s.attr.max_wr) return EINVAL;
+    s.attr.srq_limit = attr.srq_limit;
+    s.limit_armed = attr.srq_limit > 0;
+  }
+  return 0;
+}
+
+int Hca::query_srq(uint32_t srq, SrqAttr* attr) {
+  auto it = impl_->srqs.find(srq);
+  if (it == impl_->srqs.end()) return ENOENT;
+  *attr = it->second.attr;
+  return 0;
+}
+
+int Hca::destroy_srq(uint32_t srq) {
+  auto it = impl_->srqs.find(srq);
+  if (it == impl_->srqs.end()) return ENOENT;
+  if (it->second.refs) return EBUSY;
+  impl_->pds[it->second.pd].refs--;
+  impl_->srqs.erase(it);
+  return 0;
+}
+
+int Hca::post_srq_recv(uint32_t srq, const RecvWr& wr) {
+  auto it = impl_->srqs.find(srq);
+  if (it == impl_->srqs.end()) return ENOENT;
+  Srq& s = it->second;
+  if (wr.sgl.size() > s.attr.max_sge) return EINVAL;
+  if (s.queue.size() >= s.attr.max_wr) return ENOMEM;
+  s.queue.push_back(wr);
+  return 0;
+}
+
+int Hca::create_qp(QpInitAttr& attr, uint32_t* qpn) {
+  auto& im = *impl_;
+  const auto& c = im.config;
+  auto pit = im.pds.find(attr.pd);
+  if (pit == im.pds.end()) return ENOENT;
+  if (!im.cqs.count(attr.send_cq) || !im.cqs.count(attr.recv_cq)) return ENOENT;
+  if (attr.srq && !im.srqs.count(attr.srq)) return ENOENT;
+  if (attr.type != QpType::RC && attr.type != QpType::UC && attr.type != QpType::UD)
+    return EINVAL;
+  if (attr.caps.max_send_wr > c.max_qp_wr || attr.caps.max_recv_wr > c.max_qp_wr ||
+      attr.caps.max_send_sge > c.max_sge || attr.caps.max_recv_sge > c.max_sge ||
+      attr.caps.max_inline_data > c.max_inline_data)
+    return EINVAL;
+  if (im.qps.size() >= c.max_qp) return ENOMEM;
+  auto qp = std::make_unique<Qp>();
+  qp->qpn = im.next_qpn;
+  im.next_qpn = (im.next_qpn + 1) & 0xffffff;
+  if (im.next_qpn < 2) im.next_qpn = 2;
+  if (attr.srq) attr.caps.max_recv_wr = attr.caps.max_recv_sge = 0;
+  // Granted capacities: what was asked, and inline data up to the device limit.
+  attr.caps.max_inline_data = std::max(attr.caps.max_inline_data, uint32_t{0});
+  qp->init = attr;
+  qp->attr.cap = attr.caps;
+  qp->attr.qp_state = qp->attr.cur_qp_state = QpState::Reset;
+  qp->mtu = c.max_mtu;
+  pit->second.refs++;
+  im.cqs[attr.send_cq].refs++;
+  im.cqs[attr.recv_cq].refs++;
+  if (attr.srq) im.srqs[attr.srq].refs++;
+  *qpn = qp->qpn;
+  im.qps[qp->qpn] = std::move(qp);
+  return 0;
+}
+
+int Hca::modify_qp(uint32_t qpn, const QpAttr& attr, uint32_t mask) {
+  auto it = impl_->qps.find(qpn);
+  if (it == impl_->qps.end()) return ENOENT;
+  return impl_->modify_qp(*it->second, attr, mask);
+}
+
+int Hca::query_qp(uint32_t qpn, QpAttr* attr, QpInitAttr* init) {
+  auto it = impl_->qps.find(qpn);
+  if (it == impl_->qps.end()) return ENOENT;
+  if (attr) {
+    *attr = it->second->attr;
+    attr->cur_qp_state = attr->qp_state;
+    attr->sq_psn = it->second->attr.sq_psn;
+  }
+  if (init) *init = it->second->init;
+  return 0;
+}
+
+int Hca::destroy_qp(uint32_t qpn) {
+  auto& im = *impl_;
+  auto it = im.qps.find(qpn);
+  if (it == im.qps.end()) return ENOENT;
+  Qp& qp = *it->second;
+  im.engine.cancel(qp.ack_timer);
+  im.engine.cancel(qp.rnr_wait);
+  im.pds[qp.init.pd].refs--;
+  im.cqs[qp.init.send_cq].refs--;
+  im.cqs[qp.init.recv_cq].refs--;
+  if (qp.init.srq) im.srqs[qp.init.srq].refs--;
+  im.qps.erase(it);  // `active` may still name it; pump() skips unknown QPNs
+  return 0;
+}
+
+int Hca::post_send(uint32_t qpn, const SendWr& wr) {
+  auto& im = *impl_;
+  auto it = im.qps.find(qpn);
+  if (it == im.qps.end()) return ENOENT;
+  Qp& qp = *it->second;
+  const QpState st = qp.attr.qp_state;
+  if (st == QpState::Reset || st == QpState::Init || st == QpState::Rtr) return EINVAL;
+  if (qp.sq.size() >= std::max<uint32_t>(qp.init.caps.max_send_wr, 1)) return ENOMEM;
+  const bool is_inline = wr.send_flags & kSendInline;
+  if (!is_inline && wr.sgl.size() > std::max<uint32_t>(qp.init.caps.max_send_sge, 1))
+    return EINVAL;
+  if (is_inline && wr.inline_data.size() > im.config.max_inline_data) return EINVAL;
+  const bool atomic =
+      wr.opcode == WrOpcode::AtomicCmpAndSwp || wr.opcode == WrOpcode::AtomicFetchAndAdd;
+  // Operations the transport does not carry: UD sends only; UC no READ/atomics.
+  switch (qp.init.type) {
+    case QpType::UD:
+      if (wr.opcode != WrOpcode::Send && wr.opcode != WrOpcode::SendWithImm) return EINVAL;
+      break;
+    case QpType::UC:
+      if (wr.opcode == WrOpcode::RdmaRead || atomic) return EINVAL;
+      break;
+    case QpType::RC:
+      if (atomic && !im.config.atomics) return EINVAL;
+      break;
+  }
+  if (wr.opcode == WrOpcode::LocalInv || wr.opcode == WrOpcode::BindMw ||
+      wr.opcode == WrOpcode::SendWithInv)
+    return EINVAL;
+  if (atomic && is_inline) return EINVAL;
+  SendWqe w;
+  w.wr = wr;
+  if (is_inline) {
+    w.length = static_cast<uint32_t>(wr.inline_data.size());
+  } else {
+    uint64_t len = 0;
+    for (const Sge& s : wr.sgl) len += s.length;
+    w.length = static_cast<uint32_t>(len);
+  }
+  if (atomic) w.length = 8;
+  qp.sq.push_back(std::move(w));
+  if (st == QpState::Err) {  // posts to a QP in ERR complete with a flush error
+    SendWqe flushed = std::move(qp.sq.back());
+    qp.sq.pop_back();
+    im.complete_send(qp, flushed, WcStatus::WrFlushErr);
+    return 0;
+  }
+  // The NIC fetches the WQE after its pipeline latency; then it may go on the wire.
+  im.engine.schedule_in(im.config.wqe_latency, [this, qpn, n = qp.sq.size()] {
+    auto q = impl_->qps.find(qpn);
+    if (q == impl_->qps.end()) return;
+    // Mark every WQE up to this one eligible (later flushes may have shortened the SQ).
+    for (size_t i = 0; i < q->second->sq.size() && i < n; ++i) q->second->sq[i].eligible = true;
+    impl_->kick(*q->second);
+  });
+  return 0;
+}
+
+int Hca::post_recv(uint32_t qpn, const RecvWr& wr) {
+  auto& im = *impl_;
+  auto it = im.qps.find(qpn);
+  if (it == im.qps.end()) return ENOENT;
+  Qp& qp = *it->second;
+  if (qp.init.srq) return EINVAL;  // receives go to the SRQ
+  if (qp.attr.qp_state == QpState::Reset) return EINVAL;
+  if (wr.sgl.size() > std::max<uint32_t>(qp.init.caps.max_recv_sge, 1)) return EINVAL;
+  if (qp.rq.size() >= std::max<uint32_t>(qp.init.caps.max_recv_wr, 1)) return ENOMEM;
+  if (qp.attr.qp_state == QpState::Err) {
+    Completion c;
+    c.wr_id = wr.wr_id;
+    c.status = WcStatus::WrFlushErr;
+    c.opcode = WcOpcode::Recv;
+    c.qp_num = qp.qpn;
+    c.wqe_index = wr.wqe_index;
+    im.complete(qp.init.recv_cq, c);
+    return 0;
+  }
+  qp.rq.push_back(wr);
+  return 0;
+}
+
+void Hca::receive(net::PacketPtr pkt, int /*port*/) {
+  auto& im = *impl_;
+  if (pkt->kind != net::PacketKind::Transport) {
+    if (pkt->kind == net::PacketKind::Cnp) im.counters.cnps_received++;
+    return;
+  }
+  im.counters.rx_packets++;
+  im.counters.rx_bytes += pkt->wire_bytes;
+  if (pkt->ce) im.counters.ecn_marked_received++;
+  // The receive pipeline takes rx_latency; then the transport sees the packet.
+  auto shared = std::shared_ptr<net::Packet>(pkt.release());
+  im.engine.schedule_in(im.config.rx_latency, [this, shared] {
+    auto& m = *impl_;
+    auto it = m.qps.find(shared->bth.dest_qp);
+    if (it == m.qps.end()) return;  // no such QP: silently dropped, as HCAs do
+    Qp& qp = *it->second;
+    const uint8_t op = shared->bth.opcode & 0x1f;
+    const bool response = qp.init.type == QpType::RC && op >= 0x0d && op <= 0x12;
+    if (response) {
+      m.handle_response(qp, *shared);
+    } else if (qp.init.type == QpType::UD) {
+      m.handle_ud(qp, *shared);
+    } else {
+      m.handle_request(qp, *shared);
+    }
+  });
+}
+
+void Hca::Impl::complete(uint32_t cq, const Completion& c) {
+  auto it = cqs.find(cq);
+  if (it != cqs.end() && it->second.sink) it->second.sink(c);
+}
+
+void Hca::Impl::complete_send(Qp& qp, const SendWqe& w, WcStatus status) {
+  const bool signaled = qp.init.sq_sig_all || (w.wr.send_flags & kSendSignaled);
+  // Unsignaled WQEs complete silently, unless they fail (errors always generate a CQE).
+  if (!signaled && status == WcStatus::Success) return;
+  Completion c;
+  c.wr_id = w.wr.wr_id;
+  c.status = status;
+  c.qp_num = qp.qpn;
+  c.is_send = true;
+  c.wqe_index = w.wr.wqe_index;
+  switch (w.wr.opcode) {
+    case WrOpcode::RdmaWrite:
+    case WrOpcode::RdmaWriteWithImm: c.opcode = WcOpcode::RdmaWrite; break;
+    case WrOpcode::RdmaRead: c.opcode = WcOpcode::RdmaRead; break;
+    case WrOpcode::AtomicCmpAndSwp: c.opcode = WcOpcode::CompSwap; break;
+    case WrOpcode::AtomicFetchAndAdd: c.opcode = WcOpcode::FetchAdd; break;
+    default: c.opcode = WcOpcode::Send; break;
+  }
+  if (status == WcStatus::Success) c.byte_len = w.length;
+  complete(qp.init.send_cq, c);
+}
+
+}  // namespace rdmasim::nic

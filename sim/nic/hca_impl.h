@@ -1,0 +1,203 @@
+// Internal state of the HCA model (the pimpl of Hca): objects, queues and the transport.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/nic/hca.h"
+
+namespace rdmasim::nic {
+
+// 24-bit PSN arithmetic. psn_diff(a, b) > 0 when a is after b (modulo 2^24).
+inline int32_t psn_diff(uint32_t a, uint32_t b) {
+  return static_cast<int32_t>((a - b) << 8) >> 8;
+}
+inline uint32_t psn_add(uint32_t a, int64_t n) { return static_cast<uint32_t>(a + n) & 0xffffff; }
+
+// IBTA path MTU code (IBV_MTU_*: 1 = 256 ... 5 = 4096) to bytes; 0 for a bad code.
+inline uint32_t mtu_bytes(uint8_t code) { return code >= 1 && code <= 5 ? 128u << code : 0; }
+
+// Local ACK timeout for the IBTA 5-bit `timeout` attribute: 4.096 us * 2^timeout.
+// 0 means infinite (no timer), as the spec says.
+inline Time ack_timeout(uint8_t timeout) {
+  return timeout == 0 ? kTimeNever : ns(4096) * (int64_t{1} << timeout);
+}
+
+// The IBTA RNR timer table (code 0..31) in picoseconds; code 0 is the longest, 655.36 ms.
+Time rnr_timer(uint8_t code);
+
+struct Pd {
+  uint32_t refs = 0;  // MRs, QPs and SRQs using it
+};
+
+struct Mr {
+  uint32_t pd = 0;
+  MemorySpace* mem = nullptr;
+  uint64_t addr = 0;    // local address of the first byte
+  uint64_t length = 0;
+  uint64_t iova = 0;    // address peers use for the first byte
+  uint32_t access = 0;
+  uint32_t key = 0;     // lkey == rkey
+};
+
+struct Cq {
+  uint32_t cqe = 0;
+  CompletionSink sink;
+  uint32_t refs = 0;
+};
+
+struct Srq {
+  uint32_t pd = 0;
+  SrqAttr attr;
+  std::deque<RecvWr> queue;
+  bool limit_armed = false;
+  uint32_t refs = 0;
+};
+
+// One send WQE as the requester tracks it, from post to completion.
+struct SendWqe {
+  SendWr wr;
+  uint32_t length = 0;        // message bytes (READ: bytes to read; atomics: 8)
+  uint32_t first_psn = 0;     // valid once started
+  uint32_t npsn = 0;          // PSNs the message consumes (READ: response packets)
+  bool started = false;       // PSNs assigned, data gathered
+  bool eligible = false;      // the NIC pipeline has fetched it (wqe_latency after post)
+  bool done = false;          // the transport finished (acked/response received)
+  bool failed = false;
+  WcStatus status = WcStatus::Success;
+  net::Payload data;               // gathered bytes (SEND / WRITE)
+  uint32_t resp_received = 0; // READ: bytes of response data placed so far
+  uint32_t last_psn() const { return psn_add(first_psn, npsn - 1); }
+  bool is_read_or_atomic() const {
+    return wr.opcode == WrOpcode::RdmaRead || wr.opcode == WrOpcode::AtomicCmpAndSwp ||
+           wr.opcode == WrOpcode::AtomicFetchAndAdd;
+  }
+};
+
+struct Qp {
+  uint32_t qpn = 0;
+  QpInitAttr init;
+  QpAttr attr;              // what modify_qp set (query_qp returns it)
+  uint32_t mtu = 256;       // path MTU bytes (UD: the port's max MTU)
+
+  // Requester.
+  std::deque<SendWqe> sq;   // posted and not yet completed, in order
+  size_t tx_wqe = 0;        // index in sq of the WQE being transmitted
+  uint32_t tx_pkt = 0;      // next packet of that WQE
+  uint32_t next_psn = 0;    // PSN of the next new packet
+  uint32_t unacked_pkts = 0;// packets since the last ack_req
+  uint32_t acked_psn = 0;   // highest PSN the responder acknowledged (RC)
+  bool any_acked = false;
+  int retries_left = 0;
+  int rnr_retries_left = 0;
+  EventId ack_timer;
+  EventId rnr_wait;         // pending RNR back-off: no transmission until it fires
+  bool in_active = false;   // listed in Impl::active
+  uint32_t retx_end = 0;    // packets with PSN before this are retransmissions
+
+  // Responder.
+  std::deque<RecvWr> rq;
+  uint32_t epsn = 0;        // expected PSN
+  uint32_t msn = 0;         // messages completed
+  bool nak_sent = false;    // a sequence NAK is outstanding for epsn
+  uint32_t since_ack = 0;   // packets since the last ACK we sent
+  // The message being received (SEND or WRITE in several packets).
+  bool in_msg = false;
+  bool msg_is_send = false;
+  bool msg_drop = false;    // UC: discard the rest of a broken message
+  RecvWr cur_recv;
+  uint32_t cur_srq = 0;
+  uint32_t msg_bytes = 0;   // bytes placed so far
+  uint64_t write_va = 0;    // WRITE: where the next byte goes
+  uint32_t write_rkey = 0;
+  uint32_t write_len = 0;
+  // Results of executed atomics by PSN, so a duplicate is answered without re-executing.
+  std::map<uint32_t, uint64_t> atomic_results;
+  // Read responses and atomic ACKs waiting for the port, in order.
+  std::deque<net::PacketPtr> resp_queue;
+};
+
+struct Hca::Impl {
+  Impl(Engine& e, HcaConfig c, net::Transmitter& p) : engine(e), config(std::move(c)), port(p) {}
+
+  Engine& engine;
+  HcaConfig config;
+  net::Transmitter& port;
+  HcaCounters counters;
+  AsyncSink async_sink;
+  bool port_active = true;
+
+  uint32_t next_pd = 1, next_cq = 1, next_srq = 1, next_qpn = 0x11, next_key = 0x1000;
+  uint64_t next_packet_id = 1;
+  std::map<uint32_t, Pd> pds;
+  std::map<uint32_t, Mr> mrs;
+  std::map<uint32_t, Cq> cqs;
+  std::map<uint32_t, Srq> srqs;
+  std::map<uint32_t, std::unique_ptr<Qp>> qps;
+
+  // QPs with something to transmit, served round robin.
+  std::deque<uint32_t> active;
+  bool pumping = false;
+  bool pump_again = false;
+
+  // --- mr.cpp: local and remote access checks ---
+  // Finds the MR `key` covering [addr, addr+len) with all of `access` (0: local read only),
+  // in protection domain `pd`. Local addresses for lkey, iova for rkey.
+  const Mr* check_local(uint32_t pd, const Sge& sge, uint32_t access) const;
+  const Mr* check_remote(uint32_t pd, uint32_t rkey, uint64_t va, uint64_t len,
+                         uint32_t access) const;
+  // Gathers an SGL into one buffer. False on a protection error.
+  bool gather(uint32_t pd, const std::vector<Sge>& sgl, std::vector<uint8_t>& out) const;
+  // Scatters `len` bytes at message offset `off` into an SGL (local write access required).
+  // False when the SGL is too short or not writable.
+  bool scatter(uint32_t pd, const std::vector<Sge>& sgl, uint32_t off, const uint8_t* src,
+               uint32_t len) const;
+
+  // --- qp_state.cpp ---
+  int modify_qp(Qp& qp, const QpAttr& attr, uint32_t mask);
+  // Moves the QP to ERR: flushes every WQE with WR_FLUSH_ERR, cancels timers.
+  void enter_error(Qp& qp);
+  void reset_qp(Qp& qp);
+
+  // --- completions ---
+  void complete(uint32_t cq, const Completion& c);
+  void complete_send(Qp& qp, const SendWqe& w, WcStatus status);
+
+  // --- packet.cpp: building packets ---
+  net::PacketPtr new_packet(const Qp& qp, const AddressVector& av, uint32_t dest_qp,
+                            uint8_t opcode, uint32_t psn);
+  void finish_packet(net::Packet& p) const;  // sizes: wire_bytes, frame_bytes, pad
+  uint8_t priority_of(const AddressVector& av) const;
+
+  // --- requester.cpp ---
+  void kick(Qp& qp);         // the QP has work: join the round robin
+  void pump();               // transmit while the port is ready
+  net::PacketPtr next_request(Qp& qp);   // the next packet of the QP, or null
+  bool has_tx_work(const Qp& qp) const;
+  void arm_ack_timer(Qp& qp);
+  void on_ack_timeout(uint32_t qpn);
+  void go_back(Qp& qp, uint32_t psn);    // retransmit from psn
+  void handle_response(Qp& qp, net::Packet& p);
+  void complete_acked(Qp& qp);           // completes the done WQEs at the head of the SQ
+  // Completes the WQEs before sq[i] (done: success, else flushed), sq[i] with `status`,
+  // and moves the QP to ERR (which flushes the rest).
+  void fail_wqe(Qp& qp, size_t i, WcStatus status);
+  bool ack_upto(Qp& qp, uint32_t psn);   // implicit/explicit ACK; true on progress
+  bool outstanding(const Qp& qp) const;  // started WQEs not yet done
+  const AddressVector& tx_av(const Qp& qp) const;
+
+  // --- responder.cpp ---
+  void handle_request(Qp& qp, net::Packet& p);
+  void handle_ud(Qp& qp, net::Packet& p);
+  void send_ack(Qp& qp, uint8_t syndrome, uint32_t psn);
+  bool take_recv(Qp& qp, RecvWr* wr, uint32_t* srqn);
+  void recv_complete(Qp& qp, const RecvWr& wr, uint32_t srqn, WcStatus st, WcOpcode op,
+                     uint32_t byte_len, uint32_t imm, uint32_t flags, uint32_t src_qp);
+  void respond_read(Qp& qp, const net::Packet& req, uint32_t psn);
+};
+
+}  // namespace rdmasim::nic

@@ -1,0 +1,59 @@
+// Memory-region checks and DMA: lkey/rkey lookup, bounds, access rights, gather/scatter.
+#include "sim/nic/hca_impl.h"
+
+namespace rdmasim::nic {
+
+const Mr* Hca::Impl::check_local(uint32_t pd, const Sge& sge, uint32_t access) const {
+  auto it = mrs.find(sge.lkey);
+  if (it == mrs.end()) return nullptr;
+  const Mr& mr = it->second;
+  if (mr.pd != pd || (mr.access & access) != access) return nullptr;
+  if (sge.addr < mr.addr || sge.addr - mr.addr > mr.length ||
+      sge.length > mr.length - (sge.addr - mr.addr))
+    return nullptr;
+  return &mr;
+}
+
+const Mr* Hca::Impl::check_remote(uint32_t pd, uint32_t rkey, uint64_t va, uint64_t len,
+                                  uint32_t access) const {
+  auto it = mrs.find(rkey);
+  if (it == mrs.end()) return nullptr;
+  const Mr& mr = it->second;
+  if (mr.pd != pd || (mr.access & access) != access) return nullptr;
+  if (va < mr.iova || va - mr.iova > mr.length || len > mr.length - (va - mr.iova))
+    return nullptr;
+  return &mr;
+}
+
+bool Hca::Impl::gather(uint32_t pd, const std::vector<Sge>& sgl,
+                       std::vector<uint8_t>& out) const {
+  for (const Sge& s : sgl) {
+    if (s.length == 0) continue;
+    const Mr* mr = check_local(pd, s, 0);
+    if (!mr) return false;
+    const size_t at = out.size();
+    out.resize(at + s.length);
+    if (!mr->mem->read(s.addr, out.data() + at, s.length)) return false;
+  }
+  return true;
+}
+
+bool Hca::Impl::scatter(uint32_t pd, const std::vector<Sge>& sgl, uint32_t off,
+                        const uint8_t* src, uint32_t len) const {
+  for (const Sge& s : sgl) {
+    if (len == 0) return true;
+    if (off >= s.length) {
+      off -= s.length;
+      continue;
+    }
+    const uint32_t n = std::min(len, s.length - off);
+    const Mr* mr = check_local(pd, s, kAccessLocalWrite);
+    if (!mr || !mr->mem->write(s.addr + off, src, n)) return false;
+    src += n;
+    len -= n;
+    off = 0;
+  }
+  return len == 0;
+}
+
+}  // namespace rdmasim::nic

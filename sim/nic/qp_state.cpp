@@ -1,0 +1,181 @@
+// The IBTA QP state machine: allowed transitions and their required/optional attribute
+// masks per transport (the table of the kernel's ib_modify_qp_is_ok), and ERR/RESET entry.
+#include "sim/nic/hca_impl.h"
+
+namespace rdmasim::nic {
+namespace {
+
+struct Masks {
+  bool valid = false;
+  uint32_t req[3] = {0, 0, 0};  // index: RC, UC, UD
+  uint32_t opt[3] = {0, 0, 0};
+};
+
+int tindex(QpType t) { return t == QpType::RC ? 0 : t == QpType::UC ? 1 : 2; }
+
+// Masks for cur -> next (besides kQpState itself).
+Masks transition(QpState cur, QpState next) {
+  using S = QpState;
+  Masks m;
+  if (next == S::Reset || next == S::Err) {  // from any state, state only
+    m.valid = true;
+    return m;
+  }
+  auto set = [&](uint32_t rc, uint32_t uc, uint32_t ud, uint32_t orc, uint32_t ouc,
+                 uint32_t oud) {
+    m.valid = true;
+    m.req[0] = rc, m.req[1] = uc, m.req[2] = ud;
+    m.opt[0] = orc, m.opt[1] = ouc, m.opt[2] = oud;
+  };
+  const uint32_t ppa = kQpPkeyIndex | kQpPort | kQpAccessFlags;
+  const uint32_t ppq = kQpPkeyIndex | kQpPort | kQpQkey;
+  if (cur == S::Reset && next == S::Init) {
+    set(ppa, ppa, ppq, 0, 0, 0);
+  } else if (cur == S::Init && next == S::Init) {
+    set(0, 0, 0, ppa, ppa, ppq);
+  } else if (cur == S::Init && next == S::Rtr) {
+    const uint32_t uc = kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn;
+    set(uc | kQpMaxDestRdAtomic | kQpMinRnrTimer, uc, 0,
+        kQpAltPath | kQpAccessFlags | kQpPkeyIndex, kQpAltPath | kQpAccessFlags | kQpPkeyIndex,
+        kQpPkeyIndex | kQpQkey);
+  } else if (cur == S::Rtr && next == S::Rts) {
+    set(kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpSqPsn | kQpMaxQpRdAtomic, kQpSqPsn,
+        kQpSqPsn,
+        kQpCurState | kQpAltPath | kQpAccessFlags | kQpMinRnrTimer | kQpPathMigState,
+        kQpCurState | kQpAltPath | kQpAccessFlags | kQpPathMigState, kQpCurState | kQpQkey);
+  } else if ((cur == S::Rts || cur == S::Sqd) && next == S::Rts) {
+    set(0, 0, 0,
+        kQpCurState | kQpAccessFlags | kQpAltPath | kQpPathMigState | kQpMinRnrTimer,
+        kQpCurState | kQpAccessFlags | kQpAltPath | kQpPathMigState, kQpCurState | kQpQkey);
+  } else if (cur == S::Sqe && next == S::Rts) {
+    set(0, 0, 0, 0, kQpCurState | kQpAccessFlags, kQpCurState | kQpQkey);
+  } else if ((cur == S::Rts || cur == S::Sqd) && next == S::Sqd) {
+    set(0, 0, 0, kQpEnSqdAsyncNotify, kQpEnSqdAsyncNotify, kQpEnSqdAsyncNotify);
+  }
+  return m;
+}
+
+}  // namespace
+
+Time rnr_timer(uint8_t code) {
+  // IBTA table 45, in units of 10 us (code 0 = 655.36 ms).
+  static constexpr uint32_t k10us[32] = {65536, 1,   2,   3,   4,    6,    8,    12,
+                                         16,    24,  32,  48,  64,   96,   128,  192,
+                                         256,   384, 512, 768, 1024, 1536, 2048, 3072,
+                                         4096,  6144, 8192, 12288, 16384, 24576, 32768, 49152};
+  return us(10) * k10us[code & 31];
+}
+
+int Hca::Impl::modify_qp(Qp& qp, const QpAttr& a, uint32_t mask) {
+  const QpState cur = qp.attr.qp_state;
+  const QpState next = (mask & kQpState) ? a.qp_state : cur;
+  if (static_cast<uint8_t>(next) > static_cast<uint8_t>(QpState::Err)) return EINVAL;
+  if ((mask & kQpCurState) && a.cur_qp_state != cur) return EINVAL;
+  const Masks m = transition(cur, next);
+  if (!m.valid) return EINVAL;
+  const int t = tindex(qp.init.type);
+  const uint32_t given = mask & ~kQpState;
+  if ((given & m.req[t]) != m.req[t]) return EINVAL;       // a required attribute missing
+  if (given & ~(m.req[t] | m.opt[t])) return EINVAL;       // an attribute not allowed here
+  // Attribute values.
+  if ((mask & kQpPort) && a.port_num != 1) return EINVAL;
+  if ((mask & kQpPathMtu) &&
+      (mtu_bytes(a.path_mtu) == 0 || mtu_bytes(a.path_mtu) > config.max_mtu))
+    return EINVAL;
+  if ((mask & kQpTimeout) && a.timeout > 31) return EINVAL;
+  if ((mask & kQpRetryCnt) && a.retry_cnt > 7) return EINVAL;
+  if ((mask & kQpRnrRetry) && a.rnr_retry > 7) return EINVAL;
+  if ((mask & kQpMinRnrTimer) && a.min_rnr_timer > 31) return EINVAL;
+  if ((mask & kQpMaxQpRdAtomic) && a.max_rd_atomic > config.max_qp_rd_atom) return EINVAL;
+  if ((mask & kQpMaxDestRdAtomic) && a.max_dest_rd_atomic > config.max_qp_rd_atom)
+    return EINVAL;
+  if ((mask & kQpDestQpn) && a.dest_qp_num > 0xffffff) return EINVAL;
+  if ((mask & kQpAv) && a.ah_attr.port_num > 1) return EINVAL;
+
+  QpAttr& s = qp.attr;
+  if (mask & kQpAccessFlags) s.qp_access_flags = a.qp_access_flags;
+  if (mask & kQpPkeyIndex) s.pkey_index = a.pkey_index;
+  if (mask & kQpPort) s.port_num = a.port_num;
+  if (mask & kQpQkey) s.qkey = a.qkey;
+  if (mask & kQpAv) s.ah_attr = a.ah_attr;
+  if (mask & kQpPathMtu) {
+    s.path_mtu = a.path_mtu;
+    qp.mtu = mtu_bytes(a.path_mtu);
+  }
+  if (mask & kQpTimeout) s.timeout = a.timeout;
+  if (mask & kQpRetryCnt) s.retry_cnt = a.retry_cnt;
+  if (mask & kQpRnrRetry) s.rnr_retry = a.rnr_retry;
+  if (mask & kQpRqPsn) {
+    s.rq_psn = a.rq_psn & 0xffffff;
+    qp.epsn = s.rq_psn;
+  }
+  if (mask & kQpMaxQpRdAtomic) s.max_rd_atomic = a.max_rd_atomic;
+  if (mask & kQpAltPath) {
+    s.alt_ah_attr = a.alt_ah_attr;
+    s.alt_pkey_index = a.alt_pkey_index;
+    s.alt_port_num = a.alt_port_num;
+    s.alt_timeout = a.alt_timeout;
+  }
+  if (mask & kQpMinRnrTimer) s.min_rnr_timer = a.min_rnr_timer;
+  if (mask & kQpSqPsn) {
+    s.sq_psn = a.sq_psn & 0xffffff;
+    qp.next_psn = s.sq_psn;
+    qp.acked_psn = psn_add(s.sq_psn, -1);
+  }
+  if (mask & kQpMaxDestRdAtomic) s.max_dest_rd_atomic = a.max_dest_rd_atomic;
+  if (mask & kQpPathMigState) s.path_mig_state = a.path_mig_state;
+  if (mask & kQpDestQpn) s.dest_qp_num = a.dest_qp_num;
+  if (mask & kQpEnSqdAsyncNotify) s.en_sqd_async_notify = a.en_sqd_async_notify;
+
+  s.qp_state = s.cur_qp_state = next;
+  if (next == QpState::Rts && cur == QpState::Rtr) {
+    qp.retries_left = s.retry_cnt;
+    qp.rnr_retries_left = s.rnr_retry;
+  }
+  if (next == QpState::Err && cur != QpState::Err) enter_error(qp);
+  if (next == QpState::Reset && cur != QpState::Reset) reset_qp(qp);
+  if (next == QpState::Rts) kick(qp);
+  return 0;
+}
+
+void Hca::Impl::enter_error(Qp& qp) {
+  qp.attr.qp_state = qp.attr.cur_qp_state = QpState::Err;
+  engine.cancel(qp.ack_timer);
+  engine.cancel(qp.rnr_wait);
+  qp.ack_timer = qp.rnr_wait = EventId{};
+  qp.resp_queue.clear();
+  // Outstanding send WQEs complete in order with WR_FLUSH_ERR, signaled or not.
+  std::deque<SendWqe> sq;
+  sq.swap(qp.sq);
+  qp.tx_wqe = 0;
+  qp.tx_pkt = 0;
+  for (const SendWqe& w : sq) complete_send(qp, w, WcStatus::WrFlushErr);
+  std::deque<RecvWr> rq;
+  rq.swap(qp.rq);
+  if (qp.in_msg && qp.msg_is_send && !qp.cur_srq) rq.push_front(qp.cur_recv);
+  qp.in_msg = false;
+  for (const RecvWr& r : rq) {
+    Completion c;
+    c.wr_id = r.wr_id;
+    c.status = WcStatus::WrFlushErr;
+    c.opcode = WcOpcode::Recv;
+    c.qp_num = qp.qpn;
+    c.wqe_index = r.wqe_index;
+    complete(qp.init.recv_cq, c);
+  }
+}
+
+void Hca::Impl::reset_qp(Qp& qp) {
+  engine.cancel(qp.ack_timer);
+  engine.cancel(qp.rnr_wait);
+  const uint32_t qpn = qp.qpn;
+  const QpInitAttr init = qp.init;
+  const QpCaps caps = qp.attr.cap;
+  qp = Qp{};
+  qp.qpn = qpn;
+  qp.init = init;
+  qp.attr.cap = caps;
+  qp.mtu = config.max_mtu;
+}
+
+}  // namespace rdmasim::nic

@@ -1,0 +1,402 @@
+// The requester side of the transport: segmentation, transmission round robin, ACK/NAK
+// and response handling, the local ACK timer, go-back-N and RNR back-off.
+#include <algorithm>
+
+#include "sim/nic/hca_impl.h"
+
+namespace rdmasim::nic {
+namespace {
+
+constexpr uint8_t kRc = 0x00, kUc = 0x20, kUd = 0x60;
+
+uint8_t transport_bits(QpType t) { return t == QpType::RC ? kRc : t == QpType::UC ? kUc : kUd; }
+
+}  // namespace
+
+const AddressVector& Hca::Impl::tx_av(const Qp& qp) const {
+  if (qp.init.type == QpType::UD && qp.tx_wqe < qp.sq.size()) return qp.sq[qp.tx_wqe].wr.av;
+  return qp.attr.ah_attr;
+}
+
+bool Hca::Impl::outstanding(const Qp& qp) const {
+  return std::any_of(qp.sq.begin(), qp.sq.end(),
+                     [](const SendWqe& w) { return w.started && !w.done; });
+}
+
+bool Hca::Impl::has_tx_work(const Qp& qp) const {
+  if (!qp.resp_queue.empty()) return true;
+  if (qp.attr.qp_state != QpState::Rts || engine.is_pending(qp.rnr_wait)) return false;
+  if (qp.tx_wqe >= qp.sq.size() || !qp.sq[qp.tx_wqe].eligible) return false;
+  const SendWqe& w = qp.sq[qp.tx_wqe];
+  if (qp.init.type == QpType::RC && w.is_read_or_atomic()) {
+    // At most max_rd_atomic READ/atomic requests outstanding (the peer's responder limit).
+    size_t n = 0;
+    for (size_t i = 0; i < qp.tx_wqe; ++i)
+      if (qp.sq[i].is_read_or_atomic() && !qp.sq[i].done) ++n;
+    if (n >= std::max<uint32_t>(qp.attr.max_rd_atomic, 1)) return false;
+  }
+  return true;
+}
+
+void Hca::Impl::kick(Qp& qp) {
+  if (!qp.in_active && has_tx_work(qp)) {
+    qp.in_active = true;
+    active.push_back(qp.qpn);
+  }
+  pump();
+}
+
+void Hca::Impl::pump() {
+  if (pumping) {
+    pump_again = true;
+    return;
+  }
+  pumping = true;
+  do {
+    pump_again = false;
+    size_t blocked = 0;  // consecutive QPs whose priority the port refused
+    while (port_active && !active.empty() && blocked < active.size()) {
+      const uint32_t qpn = active.front();
+      active.pop_front();
+      auto it = qps.find(qpn);
+      if (it == qps.end()) continue;
+      Qp& qp = *it->second;
+      if (!has_tx_work(qp)) {
+        qp.in_active = false;
+        continue;
+      }
+      const uint8_t prio = !qp.resp_queue.empty() ? qp.resp_queue.front()->priority
+                                                   : priority_of(tx_av(qp));
+      active.push_back(qpn);
+      if (!port.ready(prio)) {
+        ++blocked;
+        continue;
+      }
+      blocked = 0;
+      net::PacketPtr p;
+      if (!qp.resp_queue.empty()) {
+        p = std::move(qp.resp_queue.front());
+        qp.resp_queue.pop_front();
+      } else {
+        p = next_request(qp);
+      }
+      if (!p) continue;
+      counters.tx_packets++;
+      counters.tx_bytes += p->wire_bytes;
+      port.send(std::move(p));
+    }
+  } while (pump_again);
+  pumping = false;
+}
+
+// Builds the next packet of sq[tx_wqe] and advances the cursor. Returns null when the WQE
+// failed locally (it is then completed with an error and the QP is in ERR).
+net::PacketPtr Hca::Impl::next_request(Qp& qp) {
+  SendWqe& w = qp.sq[qp.tx_wqe];
+  const WrOpcode op = w.wr.opcode;
+  const bool rc = qp.init.type == QpType::RC;
+  const uint32_t mtu = qp.mtu;
+  if (!w.started) {
+    // First transmission: check local buffers, gather the data, assign PSNs.
+    WcStatus err = WcStatus::Success;
+    if (w.is_read_or_atomic()) {
+      uint64_t room = 0;
+      for (const Sge& s : w.wr.sgl) {
+        if (s.length && !check_local(qp.init.pd, s, kAccessLocalWrite)) err = WcStatus::LocProtErr;
+        room += s.length;
+      }
+      if (err == WcStatus::Success && w.wr.opcode != WrOpcode::RdmaRead && room < 8)
+        err = WcStatus::LocLenErr;
+    } else {
+      auto buf = std::make_shared<std::vector<uint8_t>>();
+      if (w.wr.send_flags & kSendInline) {
+        *buf = w.wr.inline_data;
+      } else if (!gather(qp.init.pd, w.wr.sgl, *buf)) {
+        err = WcStatus::LocProtErr;
+      }
+      w.data = std::move(buf);
+    }
+    if (qp.init.type == QpType::UD && w.length > mtu) err = WcStatus::LocLenErr;
+    if (err != WcStatus::Success) {
+      fail_wqe(qp, qp.tx_wqe, err);
+      return nullptr;
+    }
+    w.started = true;
+    w.first_psn = qp.next_psn;
+    w.npsn = (op == WrOpcode::AtomicCmpAndSwp || op == WrOpcode::AtomicFetchAndAdd)
+                 ? 1
+                 : std::max<uint32_t>(1, (w.length + mtu - 1) / mtu);
+    qp.next_psn = psn_add(qp.next_psn, w.npsn);
+  }
+  const uint32_t psn = psn_add(w.first_psn, qp.tx_pkt);
+  if (psn_diff(psn, qp.retx_end) < 0) counters.retransmitted_packets++;
+  const uint8_t tb = transport_bits(qp.init.type);
+  const uint32_t dest = qp.init.type == QpType::UD ? w.wr.remote_qpn : qp.attr.dest_qp_num;
+  net::PacketPtr p;
+  bool last = false;
+  if (op == WrOpcode::RdmaRead) {
+    // One request for the rest of the read; a resumed read starts at the PSN it resumes.
+    const uint32_t off = qp.tx_pkt * mtu;
+    p = new_packet(qp, tx_av(qp), dest, tb | 0x0c, psn);
+    p->headers |= net::kHasReth;
+    p->reth = {w.wr.remote_addr + off, w.wr.rkey, w.length - std::min(off, w.length)};
+    last = true;
+  } else if (op == WrOpcode::AtomicCmpAndSwp || op == WrOpcode::AtomicFetchAndAdd) {
+    p = new_packet(qp, tx_av(qp), dest, tb | (op == WrOpcode::AtomicCmpAndSwp ? 0x13 : 0x14),
+                   psn);
+    p->headers |= net::kHasAtomicEth;
+    p->atomic.va = w.wr.remote_addr;
+    p->atomic.rkey = w.wr.rkey;
+    if (op == WrOpcode::AtomicCmpAndSwp) {
+      p->atomic.compare = w.wr.compare_add;
+      p->atomic.swap_add = w.wr.swap;
+    } else {
+      p->atomic.swap_add = w.wr.compare_add;
+    }
+    last = true;
+  } else {
+    const bool write = op == WrOpcode::RdmaWrite || op == WrOpcode::RdmaWriteWithImm;
+    const bool imm = op == WrOpcode::RdmaWriteWithImm || op == WrOpcode::SendWithImm;
+    const uint32_t off = qp.tx_pkt * mtu;
+    const uint32_t len = std::min(mtu, w.length - std::min(off, w.length));
+    const bool first = qp.tx_pkt == 0;
+    last = qp.tx_pkt + 1 == w.npsn;
+    // IBTA opcodes: SEND FIRST 0 MIDDLE 1 LAST 2 LAST_IMM 3 ONLY 4 ONLY_IMM 5;
+    // RDMA WRITE FIRST 6 MIDDLE 7 LAST 8 LAST_IMM 9 ONLY 0xa ONLY_IMM 0xb.
+    uint8_t code;
+    if (first && last) code = imm ? 5 : 4;
+    else if (first) code = 0;
+    else if (last) code = imm ? 3 : 2;
+    else code = 1;
+    if (write) code = code == 0 ? 6 : code == 1 ? 7 : code + 6;
+    p = new_packet(qp, tx_av(qp), dest, tb | code, psn);
+    if (write && first) {
+      p->headers |= net::kHasReth;
+      p->reth = {w.wr.remote_addr, w.wr.rkey, w.length};
+    }
+    if (imm && last) {
+      p->headers |= net::kHasImm;
+      p->imm = w.wr.imm_data;
+    }
+    if (qp.init.type == QpType::UD) {
+      p->headers |= net::kHasDeth;
+      // A Q_Key with the high bit set means "use the QP's own Q_Key" (IBTA 10.2.5).
+      p->deth.qkey = (w.wr.remote_qkey & 0x80000000u) ? qp.attr.qkey : w.wr.remote_qkey;
+      p->deth.src_qp = qp.qpn;
+      if (config.link_layer == net::LinkLayer::InfiniBand && !w.wr.av.is_global)
+        p->headers &= static_cast<uint16_t>(~net::kHasGrh);
+    }
+    p->payload = w.data;
+    p->payload_offset = off;
+    p->payload_len = len;
+    p->bth.solicited = last && (w.wr.send_flags & kSendSolicited);
+  }
+  // ACK request: on the last packet of a message and every ack_every packets within it.
+  p->bth.ack_req = rc && (last || (qp.tx_pkt + 1) % std::max<uint32_t>(config.ack_every, 1) == 0);
+  finish_packet(*p);
+  if (last) {
+    qp.tx_pkt = 0;
+    qp.tx_wqe++;
+    if (!rc) {  // UC and UD complete once the last packet leaves
+      w.done = true;
+      complete_acked(qp);
+    }
+  } else {
+    qp.tx_pkt++;
+  }
+  if (rc) arm_ack_timer(qp);
+  return p;
+}
+
+void Hca::Impl::arm_ack_timer(Qp& qp) {
+  engine.cancel(qp.ack_timer);
+  qp.ack_timer = EventId{};
+  if (qp.attr.timeout == 0) return;  // infinite
+  const uint32_t qpn = qp.qpn;
+  qp.ack_timer = engine.schedule_in(ack_timeout(qp.attr.timeout), [this, qpn] { on_ack_timeout(qpn); });
+}
+
+void Hca::Impl::on_ack_timeout(uint32_t qpn) {
+  auto it = qps.find(qpn);
+  if (it == qps.end()) return;
+  Qp& qp = *it->second;
+  qp.ack_timer = EventId{};
+  if (qp.attr.qp_state != QpState::Rts || !outstanding(qp)) return;
+  counters.timeouts++;
+  size_t i = 0;
+  while (i < qp.sq.size() && qp.sq[i].done) ++i;
+  if (qp.retries_left <= 0) {
+    fail_wqe(qp, i, WcStatus::RetryExcErr);
+    return;
+  }
+  qp.retries_left--;
+  const SendWqe& w = qp.sq[i];
+  uint32_t psn = w.first_psn;
+  if (w.wr.opcode == WrOpcode::RdmaRead) {
+    psn = psn_add(w.first_psn, w.resp_received / qp.mtu);
+  } else if (!w.is_read_or_atomic() && psn_diff(qp.acked_psn, w.first_psn) >= 0) {
+    psn = psn_add(qp.acked_psn, 1);
+  }
+  go_back(qp, psn);
+}
+
+void Hca::Impl::go_back(Qp& qp, uint32_t psn) {
+  for (size_t i = 0; i < qp.sq.size(); ++i) {
+    const SendWqe& w = qp.sq[i];
+    if (!w.started) break;
+    if (psn_diff(psn, w.first_psn) >= 0 && psn_diff(psn, w.last_psn()) <= 0) {
+      if (psn_diff(qp.next_psn, qp.retx_end) > 0) qp.retx_end = qp.next_psn;
+      qp.tx_wqe = i;
+      qp.tx_pkt = static_cast<uint32_t>(psn_diff(psn, w.first_psn));
+      kick(qp);
+      return;
+    }
+  }
+}
+
+bool Hca::Impl::ack_upto(Qp& qp, uint32_t psn) {
+  if (psn_diff(psn, qp.next_psn) >= 0) return false;  // acknowledges nothing we sent
+  bool progress = psn_diff(psn, qp.acked_psn) > 0;
+  if (progress) qp.acked_psn = psn;
+  for (SendWqe& w : qp.sq) {
+    if (!w.started) break;
+    if (!w.done && !w.is_read_or_atomic() && psn_diff(w.last_psn(), psn) <= 0) w.done = true;
+  }
+  return progress;
+}
+
+void Hca::Impl::handle_response(Qp& qp, net::Packet& p) {
+  if (qp.attr.qp_state != QpState::Rts && qp.attr.qp_state != QpState::Sqd) return;
+  const uint8_t op = p.bth.opcode & 0x1f;
+  const uint32_t psn = p.bth.psn;
+  bool progress = false;
+  // The WQE whose PSN range holds psn.
+  auto find = [&]() -> size_t {
+    for (size_t i = 0; i < qp.sq.size() && qp.sq[i].started; ++i)
+      if (psn_diff(psn, qp.sq[i].first_psn) >= 0 && psn_diff(psn, qp.sq[i].last_psn()) <= 0)
+        return i;
+    return qp.sq.size();
+  };
+  if (op >= 0x0d && op <= 0x10) {  // RDMA READ response FIRST/MIDDLE/LAST/ONLY
+    progress = ack_upto(qp, psn_add(psn, -1));
+    const size_t i = find();
+    if (i == qp.sq.size()) return;
+    SendWqe& w = qp.sq[i];
+    if (w.wr.opcode != WrOpcode::RdmaRead || w.done) return;
+    // Only the next expected response packet is accepted; others wait for a re-read.
+    if (psn != psn_add(w.first_psn, w.resp_received / qp.mtu)) return;
+    if (!scatter(qp.init.pd, w.wr.sgl, w.resp_received, p.payload_data(), p.payload_len)) {
+      fail_wqe(qp, i, WcStatus::LocProtErr);
+      return;
+    }
+    w.resp_received += p.payload_len;
+    progress = true;
+    if (op == 0x0f || op == 0x10) {
+      w.done = true;
+      ack_upto(qp, psn);
+    }
+  } else if (op == 0x12) {  // ATOMIC ACKNOWLEDGE
+    progress = ack_upto(qp, psn_add(psn, -1));
+    const size_t i = find();
+    if (i == qp.sq.size()) return;
+    SendWqe& w = qp.sq[i];
+    if (!w.is_read_or_atomic() || w.wr.opcode == WrOpcode::RdmaRead || w.done) return;
+    const uint64_t orig = p.atomic_ack_orig;  // host order, as the verbs user reads it
+    if (!scatter(qp.init.pd, w.wr.sgl, 0, reinterpret_cast<const uint8_t*>(&orig), 8)) {
+      fail_wqe(qp, i, WcStatus::LocProtErr);
+      return;
+    }
+    w.done = true;
+    ack_upto(qp, psn);
+    progress = true;
+  } else if (op == 0x11) {  // ACKNOWLEDGE: ACK, RNR NAK or NAK by AETH syndrome
+    const uint8_t kind = p.aeth.syndrome >> 5;
+    const uint8_t code = p.aeth.syndrome & 0x1f;
+    if (kind == 0) {
+      progress = ack_upto(qp, psn);
+    } else if (kind == 1) {  // RNR NAK: psn is the request the responder had no WQE for
+      progress = ack_upto(qp, psn_add(psn, -1));
+      const size_t i = find();
+      if (i == qp.sq.size()) return;
+      if (qp.attr.rnr_retry != 7) {  // 7 means retry forever
+        if (qp.rnr_retries_left <= 0) {
+          complete_acked(qp);
+          fail_wqe(qp, find(), WcStatus::RnrRetryExcErr);
+          return;
+        }
+        qp.rnr_retries_left--;
+      }
+      engine.cancel(qp.ack_timer);
+      qp.ack_timer = EventId{};
+      const uint32_t qpn = qp.qpn;
+      qp.rnr_wait = engine.schedule_in(rnr_timer(code), [this, qpn, psn] {
+        auto q = qps.find(qpn);
+        if (q == qps.end()) return;
+        q->second->rnr_wait = EventId{};
+        go_back(*q->second, psn);
+        kick(*q->second);
+      });
+      complete_acked(qp);
+      return;
+    } else if (kind == 3) {
+      progress = ack_upto(qp, psn_add(psn, -1));
+      if (code == 0) {  // PSN sequence error: resend from psn
+        counters.out_of_sequence++;
+        if (qp.retries_left <= 0) {
+          complete_acked(qp);
+          fail_wqe(qp, find(), WcStatus::RetryExcErr);
+          return;
+        }
+        qp.retries_left--;
+        go_back(qp, psn);
+      } else {
+        const WcStatus st = code == 1   ? WcStatus::RemInvReqErr
+                            : code == 2 ? WcStatus::RemAccessErr
+                                        : WcStatus::RemOpErr;
+        complete_acked(qp);
+        fail_wqe(qp, find(), st);
+        return;
+      }
+    }
+  }
+  if (progress) {
+    qp.retries_left = qp.attr.retry_cnt;
+    qp.rnr_retries_left = qp.attr.rnr_retry;
+  }
+  complete_acked(qp);
+  if (qp.attr.qp_state != QpState::Rts) return;
+  if (outstanding(qp)) {
+    if (progress) arm_ack_timer(qp);
+  } else {
+    engine.cancel(qp.ack_timer);
+    qp.ack_timer = EventId{};
+  }
+  kick(qp);
+}
+
+void Hca::Impl::complete_acked(Qp& qp) {
+  while (!qp.sq.empty() && qp.sq.front().done) {
+    SendWqe w = std::move(qp.sq.front());
+    qp.sq.pop_front();
+    if (qp.tx_wqe > 0) qp.tx_wqe--;
+    complete_send(qp, w, WcStatus::Success);
+  }
+}
+
+void Hca::Impl::fail_wqe(Qp& qp, size_t i, WcStatus status) {
+  for (size_t j = 0; j < i && !qp.sq.empty(); ++j) {
+    SendWqe w = std::move(qp.sq.front());
+    qp.sq.pop_front();
+    complete_send(qp, w, w.done ? WcStatus::Success : WcStatus::WrFlushErr);
+  }
+  if (!qp.sq.empty()) {
+    SendWqe w = std::move(qp.sq.front());
+    qp.sq.pop_front();
+    complete_send(qp, w, status);
+  }
+  qp.tx_wqe = 0;
+  qp.tx_pkt = 0;
+  enter_error(qp);
+}
+
+}  // namespace rdmasim::nic

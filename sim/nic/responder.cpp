@@ -1,0 +1,367 @@
+// The responder side of the transport: PSN checks, placing SEND/WRITE data, READ responses,
+// atomics (executed once per PSN), ACK coalescing, NAKs, RNR NAKs, and UD receives.
+#include <algorithm>
+
+#include "sim/nic/hca_impl.h"
+
+namespace rdmasim::nic {
+namespace {
+
+constexpr uint8_t kAckSyndrome = 0x1f;  // ACK with "invalid credit count": no end-to-end credits
+constexpr uint8_t kNakSeq = 0x60, kNakInvReq = 0x61, kNakRemAccess = 0x62, kNakRemOp = 0x63;
+constexpr size_t kAtomicHistory = 64;   // executed atomics remembered for duplicates
+
+bool is_first_or_only(uint8_t op) {
+  return op == 0x00 || op == 0x04 || op == 0x05 || op == 0x06 || op == 0x0a || op == 0x0b;
+}
+bool is_last_or_only(uint8_t op) {
+  return op == 0x02 || op == 0x03 || op == 0x04 || op == 0x05 || op == 0x08 || op == 0x09 ||
+         op == 0x0a || op == 0x0b;
+}
+
+}  // namespace
+
+bool Hca::Impl::take_recv(Qp& qp, RecvWr* wr, uint32_t* srqn) {
+  if (qp.init.srq) {
+    auto it = srqs.find(qp.init.srq);
+    if (it == srqs.end() || it->second.queue.empty()) return false;
+    Srq& s = it->second;
+    *wr = std::move(s.queue.front());
+    s.queue.pop_front();
+    *srqn = qp.init.srq;
+    // The limit event fires once when the SRQ drops below srq_limit, then disarms.
+    if (s.limit_armed && s.queue.size() < s.attr.srq_limit) {
+      s.limit_armed = false;
+      if (async_sink) {
+        AsyncEvent ev;
+        ev.type = AsyncEventType::SrqLimitReached;
+        ev.srq = qp.init.srq;
+        async_sink(ev);
+      }
+    }
+    return true;
+  }
+  if (qp.rq.empty()) return false;
+  *wr = std::move(qp.rq.front());
+  qp.rq.pop_front();
+  *srqn = 0;
+  return true;
+}
+
+void Hca::Impl::recv_complete(Qp& qp, const RecvWr& wr, uint32_t srqn, WcStatus st,
+                              WcOpcode op, uint32_t byte_len, uint32_t imm, uint32_t flags,
+                              uint32_t src_qp) {
+  Completion c;
+  c.wr_id = wr.wr_id;
+  c.status = st;
+  c.opcode = op;
+  c.byte_len = st == WcStatus::Success ? byte_len : 0;
+  c.imm_data = imm;
+  c.wc_flags = flags;
+  c.qp_num = qp.qpn;
+  c.src_qp = src_qp;
+  c.wqe_index = wr.wqe_index;
+  c.srqn = srqn;
+  complete(qp.init.recv_cq, c);
+}
+
+void Hca::Impl::send_ack(Qp& qp, uint8_t syndrome, uint32_t psn) {
+  auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, 0x11, psn);
+  p->headers |= net::kHasAeth;
+  p->aeth = {syndrome, qp.msn & 0xffffff};
+  finish_packet(*p);
+  if ((syndrome >> 5) == 0) counters.acks_sent++;
+  else if ((syndrome >> 5) == 1) counters.rnr_naks_sent++;
+  else counters.naks_sent++;
+  counters.tx_packets++;
+  counters.tx_bytes += p->wire_bytes;
+  qp.since_ack = 0;
+  port.send(std::move(p));  // control packets may bypass ready()
+}
+
+void Hca::Impl::respond_read(Qp& qp, const net::Packet& req, uint32_t psn) {
+  const uint32_t len = req.reth.dma_len;
+  const uint32_t n = std::max<uint32_t>(1, (len + qp.mtu - 1) / qp.mtu);
+  const Mr* mr = len ? check_remote(qp.init.pd, req.reth.rkey, req.reth.va, len, kAccessRemoteRead)
+                     : nullptr;
+  auto buf = std::make_shared<std::vector<uint8_t>>(len);
+  if (len && !mr->mem->read(mr->addr + (req.reth.va - mr->iova), buf->data(), len)) {
+    send_ack(qp, kNakRemOp, psn);
+    return;
+  }
+  for (uint32_t k = 0; k < n; ++k) {
+    // READ RESPONSE FIRST 0x0d, MIDDLE 0x0e, LAST 0x0f, ONLY 0x10; FIRST/LAST/ONLY carry AETH.
+    const uint8_t op = n == 1 ? 0x10 : k == 0 ? 0x0d : k + 1 == n ? 0x0f : 0x0e;
+    auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, op, psn_add(psn, k));
+    if (op != 0x0e) {
+      p->headers |= net::kHasAeth;
+      p->aeth = {kAckSyndrome, qp.msn & 0xffffff};
+    }
+    p->payload = buf;
+    p->payload_offset = k * qp.mtu;
+    p->payload_len = std::min(qp.mtu, len - k * qp.mtu);
+    finish_packet(*p);
+    qp.resp_queue.push_back(std::move(p));
+  }
+  kick(qp);
+}
+
+void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
+  const QpState st = qp.attr.qp_state;
+  if (st != QpState::Rtr && st != QpState::Rts && st != QpState::Sqd) return;
+  const bool rc = qp.init.type == QpType::RC;
+  const uint8_t op = p.bth.opcode & 0x1f;
+  const uint32_t psn = p.bth.psn;
+  const int32_t d = psn_diff(psn, qp.epsn);
+  const uint32_t pd = qp.init.pd;
+  // Responder errors (class C, RC): NAK the request and move the QP to ERR.
+  auto fatal_nak = [&](uint8_t syndrome) {
+    if (rc) send_ack(qp, syndrome, psn);
+    enter_error(qp);
+  };
+
+  if (rc && d > 0) {  // a gap: one NAK per expected PSN, then silence until it arrives
+    counters.out_of_sequence++;
+    if (!qp.nak_sent) {
+      qp.nak_sent = true;
+      send_ack(qp, kNakSeq, qp.epsn);
+    }
+    return;
+  }
+  if (rc && d < 0) {  // a duplicate: answer it without executing anything twice
+    counters.duplicates++;
+    if (op == 0x0c) {
+      // READs are idempotent: respond again from memory.
+      if (check_remote(pd, p.reth.rkey, p.reth.va, p.reth.dma_len, kAccessRemoteRead) ||
+          p.reth.dma_len == 0)
+        respond_read(qp, p, psn);
+    } else if (op == 0x13 || op == 0x14) {
+      auto it = qp.atomic_results.find(psn);
+      if (it != qp.atomic_results.end()) {
+        auto a = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, 0x12, psn);
+        a->headers |= net::kHasAeth | net::kHasAtomicAckEth;
+        a->aeth = {kAckSyndrome, qp.msn & 0xffffff};
+        a->atomic_ack_orig = it->second;
+        finish_packet(*a);
+        qp.resp_queue.push_back(std::move(a));
+        kick(qp);
+      }
+    } else {
+      send_ack(qp, kAckSyndrome, psn_add(qp.epsn, -1));
+    }
+    return;
+  }
+  if (!rc && d != 0) {  // UC: a lost packet breaks the message; resync at a first/only
+    counters.out_of_sequence++;
+    if (qp.in_msg && qp.msg_is_send && !qp.cur_srq) qp.rq.push_front(qp.cur_recv);
+    qp.in_msg = false;
+    if (!is_first_or_only(op)) {
+      qp.epsn = psn_add(psn, 1);
+      return;
+    }
+    qp.epsn = psn;
+  }
+  if (!rc && !is_first_or_only(op) && !qp.in_msg) {  // rest of a dropped UC message
+    qp.epsn = psn_add(psn, 1);
+    return;
+  }
+
+  const bool send = op <= 0x05;
+  const bool write = op >= 0x06 && op <= 0x0b;
+  if (op == 0x0c || op == 0x13 || op == 0x14) {
+    if (!rc) return;
+    if (op == 0x0c) {
+      const uint32_t len = p.reth.dma_len;
+      if (!(qp.attr.qp_access_flags & kAccessRemoteRead) ||
+          (len && !check_remote(pd, p.reth.rkey, p.reth.va, len, kAccessRemoteRead))) {
+        fatal_nak(kNakRemAccess);
+        return;
+      }
+      qp.msn++;
+      qp.nak_sent = false;
+      respond_read(qp, p, psn);
+      qp.epsn = psn_add(psn, std::max<uint32_t>(1, (len + qp.mtu - 1) / qp.mtu));
+      return;
+    }
+    if (p.atomic.va % 8) {
+      fatal_nak(kNakInvReq);
+      return;
+    }
+    const Mr* mr = check_remote(pd, p.atomic.rkey, p.atomic.va, 8, kAccessRemoteAtomic);
+    if (!(qp.attr.qp_access_flags & kAccessRemoteAtomic) || !mr) {
+      fatal_nak(kNakRemAccess);
+      return;
+    }
+    const uint64_t at = mr->addr + (p.atomic.va - mr->iova);
+    uint64_t orig = 0;
+    if (!mr->mem->read(at, &orig, 8)) {
+      fatal_nak(kNakRemOp);
+      return;
+    }
+    uint64_t val = orig;
+    if (op == 0x13) {
+      if (orig == p.atomic.compare) val = p.atomic.swap_add;
+    } else {
+      val = orig + p.atomic.swap_add;
+    }
+    if (val != orig && !mr->mem->write(at, &val, 8)) {
+      fatal_nak(kNakRemOp);
+      return;
+    }
+    qp.atomic_results[psn] = orig;
+    if (qp.atomic_results.size() > kAtomicHistory) qp.atomic_results.erase(qp.atomic_results.begin());
+    qp.msn++;
+    qp.nak_sent = false;
+    qp.epsn = psn_add(psn, 1);
+    auto a = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, 0x12, psn);
+    a->headers |= net::kHasAeth | net::kHasAtomicAckEth;
+    a->aeth = {kAckSyndrome, qp.msn & 0xffffff};
+    a->atomic_ack_orig = orig;
+    finish_packet(*a);
+    qp.resp_queue.push_back(std::move(a));
+    kick(qp);
+    return;
+  }
+  if (!send && !write) {
+    if (rc) fatal_nak(kNakInvReq);
+    return;
+  }
+  // Opcode sequence: FIRST/ONLY start a message, MIDDLE/LAST continue one.
+  const bool first = is_first_or_only(op);
+  const bool last = is_last_or_only(op);
+  if (first == qp.in_msg) {
+    if (rc) fatal_nak(kNakInvReq);
+    return;
+  }
+  const bool imm = op == 0x03 || op == 0x05 || op == 0x09 || op == 0x0b;
+  const uint8_t* data = p.payload_data();
+  const uint32_t len = p.payload_len;
+
+  if (send) {
+    if (first) {
+      if (!take_recv(qp, &qp.cur_recv, &qp.cur_srq)) {
+        if (rc) {
+          send_ack(qp, static_cast<uint8_t>(0x20 | (qp.attr.min_rnr_timer & 0x1f)), psn);
+        } else {
+          qp.epsn = psn_add(psn, 1);  // UC: the message is dropped
+        }
+        return;
+      }
+      qp.in_msg = true;
+      qp.msg_is_send = true;
+      qp.msg_bytes = 0;
+    }
+    if (!scatter(pd, qp.cur_recv.sgl, qp.msg_bytes, data, len)) {
+      uint64_t room = 0;
+      for (const Sge& s : qp.cur_recv.sgl) room += s.length;
+      const WcStatus err = qp.msg_bytes + len > room ? WcStatus::LocLenErr : WcStatus::LocProtErr;
+      recv_complete(qp, qp.cur_recv, qp.cur_srq, err, WcOpcode::Recv, 0, 0, 0, qp.attr.dest_qp_num);
+      qp.in_msg = false;
+      fatal_nak(kNakInvReq);
+      return;
+    }
+    qp.msg_bytes += len;
+    if (last) {
+      qp.in_msg = false;
+      qp.msn++;
+      recv_complete(qp, qp.cur_recv, qp.cur_srq, WcStatus::Success, WcOpcode::Recv,
+                    qp.msg_bytes, imm ? p.imm : 0, imm ? kWcWithImm : 0, qp.attr.dest_qp_num);
+    }
+  } else {  // RDMA WRITE
+    if (first) {
+      const uint32_t dlen = p.reth.dma_len;
+      if (!(qp.attr.qp_access_flags & kAccessRemoteWrite) ||
+          (dlen && !check_remote(pd, p.reth.rkey, p.reth.va, dlen, kAccessRemoteWrite))) {
+        fatal_nak(kNakRemAccess);
+        return;
+      }
+      qp.in_msg = true;
+      qp.msg_is_send = false;
+      qp.msg_bytes = 0;
+      qp.write_va = p.reth.va;
+      qp.write_rkey = p.reth.rkey;
+      qp.write_len = dlen;
+    }
+    if (qp.msg_bytes + len > qp.write_len) {
+      fatal_nak(kNakInvReq);
+      return;
+    }
+    // WRITE WITH IMM consumes a receive WQE: without one, RNR before placing the data.
+    RecvWr rwr;
+    uint32_t srqn = 0;
+    if (imm && !take_recv(qp, &rwr, &srqn)) {
+      if (rc) send_ack(qp, static_cast<uint8_t>(0x20 | (qp.attr.min_rnr_timer & 0x1f)), psn);
+      else { qp.in_msg = false; qp.epsn = psn_add(psn, 1); }
+      return;
+    }
+    if (len) {
+      const Mr* mr = check_remote(pd, qp.write_rkey, qp.write_va + qp.msg_bytes, len,
+                                  kAccessRemoteWrite);
+      if (!mr || !mr->mem->write(mr->addr + (qp.write_va + qp.msg_bytes - mr->iova), data, len)) {
+        fatal_nak(kNakRemAccess);
+        return;
+      }
+    }
+    qp.msg_bytes += len;
+    if (last) {
+      qp.in_msg = false;
+      qp.msn++;
+      if (imm)
+        recv_complete(qp, rwr, srqn, WcStatus::Success, WcOpcode::RecvRdmaWithImm, qp.msg_bytes,
+                      p.imm, kWcWithImm, qp.attr.dest_qp_num);
+    }
+  }
+  qp.epsn = psn_add(psn, 1);
+  qp.nak_sent = false;
+  qp.since_ack++;
+  if (rc && (p.bth.ack_req || last || qp.since_ack >= config.ack_every))
+    send_ack(qp, kAckSyndrome, psn);
+}
+
+void Hca::Impl::handle_ud(Qp& qp, net::Packet& p) {
+  const QpState st = qp.attr.qp_state;
+  if (st != QpState::Rtr && st != QpState::Rts && st != QpState::Sqd) return;
+  const uint8_t op = p.bth.opcode & 0x1f;
+  if (op != 0x04 && op != 0x05) return;
+  if (p.deth.qkey != qp.attr.qkey) return;  // Q_Key mismatch: silently dropped
+  RecvWr wr;
+  uint32_t srqn = 0;
+  if (!take_recv(qp, &wr, &srqn)) return;   // no receive posted: UD drops
+  const bool grh = p.headers & net::kHasGrh;
+  uint32_t off = 0;
+  if (grh) {
+    // The first 40 bytes of the buffer receive the GRH. On RoCEv2/IPv4 the last 20 of them
+    // hold the IPv4 header (as mlx5 does); on IB a GRH with the GIDs.
+    uint8_t g[40] = {};
+    if (p.link_layer == net::LinkLayer::InfiniBand) {
+      g[0] = 0x60;
+      const uint16_t plen = static_cast<uint16_t>(p.payload_len + 12 + 8 + 4);
+      g[4] = plen >> 8, g[5] = plen & 0xff, g[6] = 0x1b, g[7] = 64;
+      std::copy(p.sgid.begin(), p.sgid.end(), g + 8);
+      std::copy(p.dgid.begin(), p.dgid.end(), g + 24);
+    } else {
+      uint8_t* ip = g + 20;
+      const uint16_t tot = static_cast<uint16_t>(20 + 8 + 12 + 8 + p.payload_len + 4);
+      ip[0] = 0x45, ip[1] = static_cast<uint8_t>(p.dscp << 2), ip[2] = tot >> 8, ip[3] = tot & 0xff;
+      ip[8] = 64, ip[9] = 17;
+      for (int k = 0; k < 4; ++k) {
+        ip[12 + k] = static_cast<uint8_t>(p.src >> (24 - 8 * k));
+        ip[16 + k] = static_cast<uint8_t>(p.dst >> (24 - 8 * k));
+      }
+    }
+    if (!scatter(qp.init.pd, wr.sgl, 0, g, 40)) {
+      recv_complete(qp, wr, srqn, WcStatus::LocLenErr, WcOpcode::Recv, 0, 0, 0, p.deth.src_qp);
+      return;
+    }
+    off = 40;
+  }
+  if (!scatter(qp.init.pd, wr.sgl, off, p.payload_data(), p.payload_len)) {
+    recv_complete(qp, wr, srqn, WcStatus::LocLenErr, WcOpcode::Recv, 0, 0, 0, p.deth.src_qp);
+    return;
+  }
+  const bool imm = op == 0x05;
+  recv_complete(qp, wr, srqn, WcStatus::Success, WcOpcode::Recv, off + p.payload_len,
+                imm ? p.imm : 0, (grh ? kWcGrh : 0) | (imm ? kWcWithImm : 0), p.deth.src_qp);
+}
+
+}  // namespace rdmasim::nic

@@ -1,0 +1,167 @@
+// Test fixtures for the HCA: a wire that delivers to the peer HCA after a fixed delay, and a
+// connected pair of HCAs on local memory.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "sim/core/engine.h"
+#include "sim/net/packet.h"
+#include "sim/nic/hca.h"
+
+namespace rdmasim::nic::test {
+
+// The sending side of one port: always ready, no serialization, a fixed flight delay.
+// `drop` decides per packet whether the wire loses it.
+class TestWire final : public net::Transmitter {
+ public:
+  TestWire(Engine& e, Time delay) : engine_(e), delay_(delay) {}
+  void connect(net::Node* peer) { peer_ = peer; }
+  bool ready(uint8_t) const override { return true; }
+  void send(net::PacketPtr p) override {
+    sent.push_back(p->bth.opcode);
+    if (drop && drop(*p)) return;
+    std::shared_ptr<net::Packet> sp(p.release());
+    engine_.schedule_in(delay_, [this, sp] { peer_->receive(std::make_unique<net::Packet>(*sp), 0); });
+  }
+  void set_ready_callback(std::function<void()> cb) override { ready_cb_ = std::move(cb); }
+  Rate rate() const override { return Rate::gbps(100); }
+
+  std::function<bool(const net::Packet&)> drop;
+  std::vector<uint8_t> sent;  // BTH opcodes in send order
+
+ private:
+  Engine& engine_;
+  Time delay_;
+  net::Node* peer_ = nullptr;
+  std::function<void()> ready_cb_;
+};
+
+struct TimedCompletion {
+  Completion wc;
+  Time at = 0;
+};
+
+// IPv4-mapped GID ::ffff:a.b.c.d for a host-order IPv4 address.
+inline std::array<uint8_t, 16> gid_of(uint32_t ip) {
+  std::array<uint8_t, 16> g{};
+  g[10] = g[11] = 0xff;
+  g[12] = ip >> 24, g[13] = ip >> 16, g[14] = ip >> 8, g[15] = ip;
+  return g;
+}
+
+// One side of a pair: an HCA with a PD, one CQ (send and receive) and one QP.
+struct Side {
+  std::unique_ptr<TestWire> wire;
+  std::unique_ptr<Hca> hca;
+  uint32_t pd = 0, cq = 0, qpn = 0;
+  std::vector<TimedCompletion> wcs;
+};
+
+struct QpParams {
+  QpType type = QpType::RC;
+  uint8_t mtu = 5;          // IBV_MTU_4096
+  uint8_t timeout = 14;
+  uint8_t retry_cnt = 7;
+  uint8_t rnr_retry = 7;
+  uint8_t min_rnr_timer = 1;
+  uint32_t access = kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic;
+  uint32_t qkey = 0x11111111;
+};
+
+// Two HCAs back to back (RoCEv2, 10.0.0.1 and 10.0.0.2), 1 us apart, with one QP each,
+// connected to each other and in RTS.
+struct Pair {
+  static constexpr uint32_t kIpA = 0x0a000001, kIpB = 0x0a000002;
+  Engine engine;
+  Side a, b;
+  LocalMemory mem;
+
+  explicit Pair(QpParams qp = {}, Time delay = us(1)) {
+    a.wire = std::make_unique<TestWire>(engine, delay);
+    b.wire = std::make_unique<TestWire>(engine, delay);
+    HcaConfig ca, cb;
+    ca.address = kIpA;
+    cb.address = kIpB;
+    a.hca = std::make_unique<Hca>(engine, ca, *a.wire);
+    b.hca = std::make_unique<Hca>(engine, cb, *b.wire);
+    a.wire->connect(b.hca.get());
+    b.wire->connect(a.hca.get());
+    setup(a, qp);
+    setup(b, qp);
+    connect(a, b, kIpB, qp);
+    connect(b, a, kIpA, qp);
+  }
+
+  void setup(Side& s, const QpParams& q) {
+    REQUIRE(s.hca->alloc_pd(&s.pd) == 0);
+    REQUIRE(s.hca->create_cq(256, [this, &s](const Completion& c) {
+      s.wcs.push_back({c, engine.now()});
+    }, &s.cq) == 0);
+    QpInitAttr init;
+    init.pd = s.pd;
+    init.type = q.type;
+    init.send_cq = init.recv_cq = s.cq;
+    init.caps = {64, 64, 4, 4, 64};
+    REQUIRE(s.hca->create_qp(init, &s.qpn) == 0);
+  }
+
+  void connect(Side& s, Side& peer, uint32_t peer_ip, const QpParams& q) {
+    QpAttr at;
+    at.qp_state = QpState::Init;
+    at.port_num = 1;
+    at.pkey_index = 0;
+    at.qp_access_flags = q.access;
+    at.qkey = q.qkey;
+    const uint32_t init_mask = kQpState | kQpPkeyIndex | kQpPort |
+                               (q.type == QpType::UD ? kQpQkey : kQpAccessFlags);
+    REQUIRE(s.hca->modify_qp(s.qpn, at, init_mask) == 0);
+    at.qp_state = QpState::Rtr;
+    uint32_t rtr_mask = kQpState;
+    if (q.type != QpType::UD) {
+      at.path_mtu = q.mtu;
+      at.dest_qp_num = peer.qpn;
+      at.rq_psn = 1000;
+      at.ah_attr.is_global = true;
+      at.ah_attr.dgid = gid_of(peer_ip);
+      at.max_dest_rd_atomic = 4;
+      at.min_rnr_timer = q.min_rnr_timer;
+      rtr_mask |= kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn;
+      if (q.type == QpType::RC) rtr_mask |= kQpMaxDestRdAtomic | kQpMinRnrTimer;
+    }
+    REQUIRE(s.hca->modify_qp(s.qpn, at, rtr_mask) == 0);
+    at.qp_state = QpState::Rts;
+    at.sq_psn = 1000;
+    at.timeout = q.timeout;
+    at.retry_cnt = q.retry_cnt;
+    at.rnr_retry = q.rnr_retry;
+    at.max_rd_atomic = 4;
+    uint32_t rts_mask = kQpState | kQpSqPsn;
+    if (q.type == QpType::RC) rts_mask |= kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpMaxQpRdAtomic;
+    REQUIRE(s.hca->modify_qp(s.qpn, at, rts_mask) == 0);
+  }
+
+  MrKeys reg(Side& s, std::vector<uint8_t>& buf, uint32_t access = kAccessLocalWrite |
+             kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic) {
+    MrKeys k;
+    const auto addr = reinterpret_cast<uint64_t>(buf.data());
+    REQUIRE(s.hca->reg_mr(s.pd, &mem, addr, buf.size(), addr, access, &k) == 0);
+    return k;
+  }
+};
+
+inline Sge sge_of(std::vector<uint8_t>& buf, uint32_t lkey, uint32_t off = 0, uint32_t len = 0) {
+  return Sge{reinterpret_cast<uint64_t>(buf.data()) + off,
+             len ? len : static_cast<uint32_t>(buf.size() - off), lkey};
+}
+
+inline std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 7 + (i >> 8));
+  return v;
+}
+
+}  // namespace rdmasim::nic::test
