@@ -169,8 +169,7 @@ int Hca::create_qp(QpInitAttr& attr, uint32_t* qpn) {
   im.next_qpn = (im.next_qpn + 1) & 0xffffff;
   if (im.next_qpn < 2) im.next_qpn = 2;
   if (attr.srq) attr.caps.max_recv_wr = attr.caps.max_recv_sge = 0;
-  // Granted capacities: what was asked, and inline data up to the device limit.
-  attr.caps.max_inline_data = std::max(attr.caps.max_inline_data, uint32_t{0});
+  // Granted capacities: exactly what was asked (all within the device limits above).
   qp->init = attr;
   qp->attr.cap = attr.caps;
   qp->attr.qp_state = qp->attr.cur_qp_state = QpState::Reset;
@@ -249,6 +248,7 @@ int Hca::post_send(uint32_t qpn, const SendWr& wr) {
   if (atomic && is_inline) return EINVAL;
   SendWqe w;
   w.wr = wr;
+  w.seq = ++qp.posted;
   if (is_inline) {
     w.length = static_cast<uint32_t>(wr.inline_data.size());
   } else {
@@ -265,11 +265,11 @@ int Hca::post_send(uint32_t qpn, const SendWr& wr) {
     return 0;
   }
   // The NIC fetches the WQE after its pipeline latency; then it may go on the wire.
-  im.engine.schedule_in(im.config.wqe_latency, [this, qpn, n = qp.sq.size()] {
+  im.later(im.config.wqe_latency, [this, qpn, seq = qp.posted] {
     auto q = impl_->qps.find(qpn);
     if (q == impl_->qps.end()) return;
-    // Mark every WQE up to this one eligible (later flushes may have shortened the SQ).
-    for (size_t i = 0; i < q->second->sq.size() && i < n; ++i) q->second->sq[i].eligible = true;
+    for (SendWqe& s : q->second->sq)
+      if (s.seq == seq) s.eligible = true;
     impl_->kick(*q->second);
   });
   return 0;
@@ -308,8 +308,9 @@ void Hca::receive(net::PacketPtr pkt, int /*port*/) {
   im.counters.rx_bytes += pkt->wire_bytes;
   if (pkt->ce) im.counters.ecn_marked_received++;
   // The receive pipeline takes rx_latency; then the transport sees the packet.
+  if (!im.port_active) return;  // a down port receives nothing
   auto shared = std::shared_ptr<net::Packet>(pkt.release());
-  im.engine.schedule_in(im.config.rx_latency, [this, shared] {
+  im.later(im.config.rx_latency, [this, shared] {
     auto& m = *impl_;
     auto it = m.qps.find(shared->bth.dest_qp);
     if (it == m.qps.end()) return;  // no such QP: silently dropped, as HCAs do

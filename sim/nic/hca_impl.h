@@ -65,6 +65,7 @@ struct SendWqe {
   uint32_t first_psn = 0;     // valid once started
   uint32_t npsn = 0;          // PSNs the message consumes (READ: response packets)
   bool started = false;       // PSNs assigned, data gathered
+  uint64_t seq = 0;           // post order within the QP
   bool eligible = false;      // the NIC pipeline has fetched it (wqe_latency after post)
   bool done = false;          // the transport finished (acked/response received)
   bool failed = false;
@@ -97,6 +98,7 @@ struct Qp {
   EventId ack_timer;
   EventId rnr_wait;         // pending RNR back-off: no transmission until it fires
   bool in_active = false;   // listed in Impl::active
+  uint64_t posted = 0;      // send WQEs ever posted (SendWqe::seq source)
   uint32_t retx_end = 0;    // packets with PSN before this are retransmissions
 
   // Responder.
@@ -143,6 +145,17 @@ struct Hca::Impl {
   std::deque<uint32_t> active;
   bool pumping = false;
   bool pump_again = false;
+  // Events the HCA schedules hold a weak reference to this token and do nothing once the
+  // Hca is gone, so an Hca may be destroyed while the engine still has its events.
+  std::shared_ptr<int> alive = std::make_shared<int>(0);
+
+  // Schedules `fn` after `delay`; it runs only if this HCA still exists.
+  template <class F>
+  EventId later(Time delay, F fn) {
+    return engine.schedule_in(delay, [w = std::weak_ptr<int>(alive), fn = std::move(fn)]() mutable {
+      if (!w.expired()) fn();
+    });
+  }
 
   // --- mr.cpp: local and remote access checks ---
   // Finds the MR `key` covering [addr, addr+len) with all of `access` (0: local read only),

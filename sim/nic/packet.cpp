@@ -28,7 +28,8 @@ uint8_t Hca::Impl::priority_of(const AddressVector& av) const {
 net::PacketPtr Hca::Impl::new_packet(const Qp& qp, const AddressVector& av, uint32_t dest_qp,
                                      uint8_t opcode, uint32_t psn) {
   auto p = std::make_unique<net::Packet>();
-  p->id = next_packet_id++;
+  // Unique per engine as long as HCA addresses are: the address, then a per-HCA count.
+  p->id = uint64_t{config.address} << 32 | next_packet_id++;
   p->kind = net::PacketKind::Transport;
   p->link_layer = config.link_layer;
   p->src = config.address;

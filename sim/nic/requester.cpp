@@ -213,7 +213,7 @@ void Hca::Impl::arm_ack_timer(Qp& qp) {
   qp.ack_timer = EventId{};
   if (qp.attr.timeout == 0) return;  // infinite
   const uint32_t qpn = qp.qpn;
-  qp.ack_timer = engine.schedule_in(ack_timeout(qp.attr.timeout), [this, qpn] { on_ack_timeout(qpn); });
+  qp.ack_timer = later(ack_timeout(qp.attr.timeout), [this, qpn] { on_ack_timeout(qpn); });
 }
 
 void Hca::Impl::on_ack_timeout(uint32_t qpn) {
@@ -329,7 +329,7 @@ void Hca::Impl::handle_response(Qp& qp, net::Packet& p) {
       engine.cancel(qp.ack_timer);
       qp.ack_timer = EventId{};
       const uint32_t qpn = qp.qpn;
-      qp.rnr_wait = engine.schedule_in(rnr_timer(code), [this, qpn, psn] {
+      qp.rnr_wait = later(rnr_timer(code), [this, qpn, psn] {
         auto q = qps.find(qpn);
         if (q == qps.end()) return;
         q->second->rnr_wait = EventId{};

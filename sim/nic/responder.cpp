@@ -265,7 +265,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
       qp.in_msg = false;
       qp.msn++;
       recv_complete(qp, qp.cur_recv, qp.cur_srq, WcStatus::Success, WcOpcode::Recv,
-                    qp.msg_bytes, imm ? p.imm : 0, imm ? kWcWithImm : 0, qp.attr.dest_qp_num);
+                    qp.msg_bytes, imm ? p.imm : 0, imm ? uint32_t{kWcWithImm} : 0u, qp.attr.dest_qp_num);
     }
   } else {  // RDMA WRITE
     if (first) {
@@ -361,7 +361,7 @@ void Hca::Impl::handle_ud(Qp& qp, net::Packet& p) {
   }
   const bool imm = op == 0x05;
   recv_complete(qp, wr, srqn, WcStatus::Success, WcOpcode::Recv, off + p.payload_len,
-                imm ? p.imm : 0, (grh ? kWcGrh : 0) | (imm ? kWcWithImm : 0), p.deth.src_qp);
+                imm ? p.imm : 0, (grh ? uint32_t{kWcGrh} : 0u) | (imm ? uint32_t{kWcWithImm} : 0u), p.deth.src_qp);
 }
 
 }  // namespace rdmasim::nic
