@@ -20,9 +20,10 @@ class TestWire final : public net::Transmitter {
  public:
   TestWire(Engine& e, Time delay) : engine_(e), delay_(delay) {}
   void connect(net::Node* peer) { peer_ = peer; }
-  bool ready(uint8_t) const override { return true; }
+  bool ready(uint8_t) const override { return open; }
   void send(net::PacketPtr p) override {
     sent.push_back(p->bth.opcode);
+    dest_qps.push_back(p->bth.dest_qp);
     if (drop && drop(*p)) return;
     std::shared_ptr<net::Packet> sp(p.release());
     engine_.schedule_in(delay_, [this, sp] { peer_->receive(std::make_unique<net::Packet>(*sp), 0); });
@@ -30,7 +31,15 @@ class TestWire final : public net::Transmitter {
   void set_ready_callback(std::function<void()> cb) override { ready_cb_ = std::move(cb); }
   Rate rate() const override { return Rate::gbps(100); }
 
+  // Opens a closed port and tells the NIC, as a port does when its queue drains.
+  void reopen() {
+    open = true;
+    if (ready_cb_) ready_cb_();
+  }
+
+  bool open = true;  // ready() for every priority
   std::function<bool(const net::Packet&)> drop;
+  std::vector<uint32_t> dest_qps;  // BTH dest QP in send order
   std::vector<uint8_t> sent;  // BTH opcodes in send order
 
  private:
@@ -80,20 +89,28 @@ struct Pair {
   Side a, b;
   LocalMemory mem;
 
-  explicit Pair(QpParams qp = {}, Time delay = us(1)) {
+  net::LinkLayer link_layer;
+
+  // On InfiniBand the addresses are LIDs 1 and 2 (kIpA/kIpB are then unused) and RC/UC
+  // paths are not global (no GRH).
+  explicit Pair(QpParams qp = {}, Time delay = us(1),
+                net::LinkLayer ll = net::LinkLayer::RoCEv2)
+      : link_layer(ll) {
     a.wire = std::make_unique<TestWire>(engine, delay);
     b.wire = std::make_unique<TestWire>(engine, delay);
     HcaConfig ca, cb;
-    ca.address = kIpA;
-    cb.address = kIpB;
+    const bool ib = ll == net::LinkLayer::InfiniBand;
+    ca.address = ib ? 1 : kIpA;
+    cb.address = ib ? 2 : kIpB;
+    ca.link_layer = cb.link_layer = ll;
     a.hca = std::make_unique<Hca>(engine, ca, *a.wire);
     b.hca = std::make_unique<Hca>(engine, cb, *b.wire);
     a.wire->connect(b.hca.get());
     b.wire->connect(a.hca.get());
     setup(a, qp);
     setup(b, qp);
-    connect(a, b, kIpB, qp);
-    connect(b, a, kIpA, qp);
+    connect(a, b, cb.address, qp);
+    connect(b, a, ca.address, qp);
   }
 
   void setup(Side& s, const QpParams& q) {
@@ -101,15 +118,26 @@ struct Pair {
     REQUIRE(s.hca->create_cq(256, [this, &s](const Completion& c) {
       s.wcs.push_back({c, engine.now()});
     }, &s.cq) == 0);
+    s.qpn = add_qp(s, q);
+  }
+
+  uint32_t add_qp(Side& s, const QpParams& q) {
     QpInitAttr init;
     init.pd = s.pd;
     init.type = q.type;
     init.send_cq = init.recv_cq = s.cq;
     init.caps = {64, 64, 4, 4, 64};
-    REQUIRE(s.hca->create_qp(init, &s.qpn) == 0);
+    uint32_t qpn = 0;
+    REQUIRE(s.hca->create_qp(init, &qpn) == 0);
+    return qpn;
   }
 
   void connect(Side& s, Side& peer, uint32_t peer_ip, const QpParams& q) {
+    connect_qp(s, s.qpn, peer.qpn, peer_ip, q);
+  }
+
+  // Takes QP `qpn` of `s` from RESET to RTS, connected to `peer_qpn` at `peer_ip`.
+  void connect_qp(Side& s, uint32_t qpn, uint32_t peer_qpn, uint32_t peer_ip, const QpParams& q) {
     QpAttr at;
     at.qp_state = QpState::Init;
     at.port_num = 1;
@@ -118,21 +146,22 @@ struct Pair {
     at.qkey = q.qkey;
     const uint32_t init_mask = kQpState | kQpPkeyIndex | kQpPort |
                                (q.type == QpType::UD ? kQpQkey : kQpAccessFlags);
-    REQUIRE(s.hca->modify_qp(s.qpn, at, init_mask) == 0);
+    REQUIRE(s.hca->modify_qp(qpn, at, init_mask) == 0);
     at.qp_state = QpState::Rtr;
     uint32_t rtr_mask = kQpState;
     if (q.type != QpType::UD) {
       at.path_mtu = q.mtu;
-      at.dest_qp_num = peer.qpn;
+      at.dest_qp_num = peer_qpn;
       at.rq_psn = 1000;
-      at.ah_attr.is_global = true;
+      at.ah_attr.is_global = link_layer != net::LinkLayer::InfiniBand;
+      at.ah_attr.dlid = static_cast<uint16_t>(peer_ip);
       at.ah_attr.dgid = gid_of(peer_ip);
       at.max_dest_rd_atomic = 4;
       at.min_rnr_timer = q.min_rnr_timer;
       rtr_mask |= kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn;
       if (q.type == QpType::RC) rtr_mask |= kQpMaxDestRdAtomic | kQpMinRnrTimer;
     }
-    REQUIRE(s.hca->modify_qp(s.qpn, at, rtr_mask) == 0);
+    REQUIRE(s.hca->modify_qp(qpn, at, rtr_mask) == 0);
     at.qp_state = QpState::Rts;
     at.sq_psn = 1000;
     at.timeout = q.timeout;
@@ -141,7 +170,7 @@ struct Pair {
     at.max_rd_atomic = 4;
     uint32_t rts_mask = kQpState | kQpSqPsn;
     if (q.type == QpType::RC) rts_mask |= kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpMaxQpRdAtomic;
-    REQUIRE(s.hca->modify_qp(s.qpn, at, rts_mask) == 0);
+    REQUIRE(s.hca->modify_qp(qpn, at, rts_mask) == 0);
   }
 
   MrKeys reg(Side& s, std::vector<uint8_t>& buf, uint32_t access = kAccessLocalWrite |
