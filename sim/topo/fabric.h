@@ -68,6 +68,9 @@ class Fabric {
   // Packets arriving at NIC i are delivered to `receiver` (the HCA).
   virtual void attach_nic(size_t i, net::Node* receiver) = 0;
 
+  // The config's "seed": the engine the fabric runs in should be constructed with it.
+  virtual uint64_t seed() const = 0;
+
   // Per-port counters as JSON (for `rdmasim counters` and study outputs).
   virtual nlohmann::json counters() const = 0;
 };

@@ -1,0 +1,137 @@
+// The Fabric built from a FabricSpec: host ports, switches, link directions, routes.
+#include "sim/topo/fabric.h"
+
+#include <nlohmann/json.hpp>
+
+#include "sim/net/host_port.h"
+#include "sim/net/link.h"
+#include "sim/net/switch.h"
+#include "sim/topo/fabric_spec.h"
+#include "sim/topo/routing.h"
+
+namespace rdmasim::topo {
+namespace {
+
+using nlohmann::json;
+
+std::string join_lines(const std::vector<std::string>& errors) {
+  std::string s;
+  for (const std::string& e : errors) s += (s.empty() ? "" : "\n") + e;
+  return s;
+}
+
+json port_json(const net::PortCounters& c) {
+  json drops = json::array();
+  for (uint64_t d : c.drops_per_class) drops.push_back(d);
+  return {{"tx_packets", c.tx_packets}, {"tx_bytes", c.tx_bytes},   {"rx_packets", c.rx_packets},
+          {"rx_bytes", c.rx_bytes},     {"drops", c.drops},         {"drop_bytes", c.drop_bytes},
+          {"drops_per_class", drops},   {"ecn_marked", c.ecn_marked},
+          {"pauses_received", c.pauses_received}, {"pauses_sent", c.pauses_sent}};
+}
+
+class BuiltFabric : public Fabric {
+ public:
+  BuiltFabric(Engine& engine, FabricSpec spec) : spec_(std::move(spec)) {
+    for (const NicSpec& n : spec_.nics) {
+      nics_.push_back(n.nic);
+      host_ports_.push_back(std::make_unique<net::HostPort>(
+          engine, net::EgressConfig{.rate = n.nic.rate, .class_limit_bytes = n.queue_bytes}));
+    }
+    for (const net::SwitchConfig& sc : spec_.switches)
+      switches_.push_back(std::make_unique<net::Switch>(engine, sc));
+    // Each link end gets (egress port, receiving node, receiving port index).
+    link_ports_.resize(spec_.links.size());
+    for (size_t l = 0; l < spec_.links.size(); ++l) {
+      const LinkSpec& ls = spec_.links[l];
+      auto end_port = [&](const LinkEnd& e) -> int {
+        return e.is_switch ? switches_[e.index]->add_port(ls.rate) : 0;
+      };
+      const int pa = end_port(ls.a), pb = end_port(ls.b);
+      link_ports_[l] = {pa, pb};
+      links_.push_back(std::make_unique<net::LinkDirection>(engine, egress(ls.a, pa), node(ls.b), pb, ls.latency));
+      links_.push_back(std::make_unique<net::LinkDirection>(engine, egress(ls.b, pb), node(ls.a), pa, ls.latency));
+    }
+    const RouteTable rt = compute_routes(spec_);
+    for (size_t s = 0; s < switches_.size(); ++s) {
+      for (size_t n = 0; n < nics_.size(); ++n) {
+        std::vector<int> ports;
+        for (size_t l : rt.links[s][n]) {
+          const LinkSpec& ls = spec_.links[l];
+          const bool a_is_me = ls.a.is_switch && ls.a.index == s;
+          ports.push_back(a_is_me ? link_ports_[l].first : link_ports_[l].second);
+        }
+        if (!ports.empty()) switches_[s]->set_route(nics_[n].address, std::move(ports));
+      }
+    }
+  }
+
+  std::string name() const override { return spec_.name; }
+  std::string summary() const override { return summarize(spec_); }
+  const std::vector<HostNic>& nics() const override { return nics_; }
+  net::Transmitter& nic_port(size_t i) override { return *host_ports_.at(i); }
+  void attach_nic(size_t i, net::Node* receiver) override { host_ports_.at(i)->attach(receiver); }
+  uint64_t seed() const override { return spec_.seed; }
+
+  json counters() const override {
+    json out = json::object();
+    for (size_t i = 0; i < nics_.size(); ++i) {
+      json j = port_json(host_ports_[i]->counters());
+      j["undelivered"] = host_ports_[i]->undelivered();
+      out[nics_[i].host + "/" + nics_[i].device] = j;
+    }
+    for (const auto& sw : switches_) {
+      for (size_t p = 0; p < sw->num_ports(); ++p)
+        out[sw->name() + "/" + std::to_string(p)] = port_json(sw->counters(static_cast<int>(p)));
+      out[sw->name()] = {{"unroutable", sw->unroutable()}};
+    }
+    return out;
+  }
+
+ private:
+  net::EgressPort& egress(const LinkEnd& e, int port) {
+    return e.is_switch ? switches_[e.index]->port(port) : host_ports_[e.index]->egress();
+  }
+  net::Node& node(const LinkEnd& e) {
+    return e.is_switch ? static_cast<net::Node&>(*switches_[e.index]) : *host_ports_[e.index];
+  }
+
+  FabricSpec spec_;
+  std::vector<HostNic> nics_;
+  std::vector<std::unique_ptr<net::HostPort>> host_ports_;
+  std::vector<std::unique_ptr<net::Switch>> switches_;
+  std::vector<std::pair<int, int>> link_ports_;   // switch port index at (a, b); 0 for NICs
+  std::vector<std::unique_ptr<net::LinkDirection>> links_;
+};
+
+}  // namespace
+
+ConfigError::ConfigError(std::vector<std::string> errors)
+    : std::runtime_error(join_lines(errors)), errors_(std::move(errors)) {}
+
+std::unique_ptr<Fabric> Fabric::build(Engine& engine, const nlohmann::json& config) {
+  return std::make_unique<BuiltFabric>(engine, parse_fabric(config));
+}
+
+std::string Fabric::check(const nlohmann::json& config) { return summarize(parse_fabric(config)); }
+
+// Kept identical to configs/default.json (a unit test compares them).
+const nlohmann::json& default_fabric_config() {
+  static const json config = json::parse(R"({
+    "name": "default",
+    "link_layer": "roce",
+    "mtu": 4096,
+    "seed": 1,
+    "hosts": [
+      {"name": "server", "ip": "127.0.1.1", "nics": [{"name": "mlx5_0"}]},
+      {"name": "client", "ip": "127.0.1.2", "nics": [{"name": "mlx5_0"}]}
+    ],
+    "switches": [{"name": "sw0", "forwarding_latency_ns": 200}],
+    "links": [
+      {"a": "server/mlx5_0", "b": "sw0", "rate_gbps": 100, "latency_ns": 400},
+      {"a": "client/mlx5_0", "b": "sw0", "rate_gbps": 100, "latency_ns": 400}
+    ]
+  })");
+  return config;
+}
+
+}  // namespace rdmasim::topo

@@ -1,0 +1,374 @@
+#include "sim/topo/fabric_spec.h"
+
+#include <arpa/inet.h>
+
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/topo/config_reader.h"
+#include "sim/topo/routing.h"
+
+namespace rdmasim::topo {
+namespace {
+
+using nlohmann::json;
+
+constexpr uint64_t kMellanoxOui = 0x0002c9;
+
+// Per-NIC parameters: the "nic" defaults object and each host's NIC entry share these keys.
+struct NicParams {
+  uint32_t vendor_id = 0x02c9;
+  uint32_t vendor_part_id = 4123;   // ConnectX-6
+  uint32_t hw_ver = 0;
+  std::string fw_ver = "rdmasim";
+  uint64_t queue_bytes = 1 << 20;
+  nic::HcaConfig hca;
+};
+
+#define RDMASIM_NIC_KEYS "vendor_id", "vendor_part_id", "hw_ver", "fw_ver", "queue_kb", \
+    "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits"
+
+// nic::HcaConfig limits settable from "limits"; each must be >= 1.
+struct LimitField {
+  const char* key;
+  uint32_t nic::HcaConfig::*field;
+};
+constexpr LimitField kLimits[] = {
+    {"max_qp", &nic::HcaConfig::max_qp},           {"max_qp_wr", &nic::HcaConfig::max_qp_wr},
+    {"max_sge", &nic::HcaConfig::max_sge},         {"max_cq", &nic::HcaConfig::max_cq},
+    {"max_cqe", &nic::HcaConfig::max_cqe},         {"max_mr", &nic::HcaConfig::max_mr},
+    {"max_pd", &nic::HcaConfig::max_pd},           {"max_srq", &nic::HcaConfig::max_srq},
+    {"max_srq_wr", &nic::HcaConfig::max_srq_wr},   {"max_srq_sge", &nic::HcaConfig::max_srq_sge},
+    {"max_qp_rd_atom", &nic::HcaConfig::max_qp_rd_atom},
+    {"max_inline_data", &nic::HcaConfig::max_inline_data},
+};
+
+void read_limits(ConfigReader& r, const json& j, const std::string& path, nic::HcaConfig& hca) {
+  if (!r.object(j, path, {"max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_mr",
+                          "max_pd", "max_srq", "max_srq_wr", "max_srq_sge", "max_qp_rd_atom",
+                          "max_inline_data", "max_mr_size", "atomics"}))
+    return;
+  for (const LimitField& f : kLimits) {
+    hca.*f.field = static_cast<uint32_t>(
+        r.integer(j, f.key, path, hca.*f.field, f.field == &nic::HcaConfig::max_inline_data ? 0 : 1,
+                  UINT32_MAX, "an integer count >= 1 (0 allowed for max_inline_data)"));
+  }
+  if (j.contains("max_mr_size")) {
+    hca.max_mr_size = static_cast<uint64_t>(
+        r.integer(j, "max_mr_size", path, std::nullopt, 1, INT64_MAX, "a size in bytes >= 1"));
+  }
+  hca.atomics = r.boolean(j, "atomics", path, hca.atomics);
+}
+
+void read_nic_params(ConfigReader& r, const json& j, const std::string& path, NicParams& p) {
+  p.vendor_id = static_cast<uint32_t>(
+      r.integer(j, "vendor_id", path, p.vendor_id, 0, 0xffff, "a PCI vendor id 0..65535"));
+  p.vendor_part_id = static_cast<uint32_t>(r.integer(j, "vendor_part_id", path, p.vendor_part_id,
+                                                     0, UINT32_MAX, "a PCI device id >= 0"));
+  p.hw_ver = static_cast<uint32_t>(
+      r.integer(j, "hw_ver", path, p.hw_ver, 0, UINT32_MAX, "an integer >= 0"));
+  p.fw_ver = r.string(j, "fw_ver", path, p.fw_ver, "a firmware version string");
+  p.queue_bytes = 1024 * static_cast<uint64_t>(r.integer(
+      j, "queue_kb", path, static_cast<int64_t>(p.queue_bytes / 1024), 1, 1 << 30,
+      "a per-class egress queue size in KiB >= 1"));
+  p.hca.wqe_latency = ns(r.integer(j, "wqe_latency_ns", path, p.hca.wqe_latency / kNanosecond, 0,
+                                   1'000'000'000, "a latency in ns >= 0"));
+  p.hca.rx_latency = ns(r.integer(j, "rx_latency_ns", path, p.hca.rx_latency / kNanosecond, 0,
+                                  1'000'000'000, "a latency in ns >= 0"));
+  p.hca.ack_every = static_cast<uint32_t>(
+      r.integer(j, "ack_every", path, p.hca.ack_every, 1, 1 << 24, "a packet count >= 1"));
+  if (j.contains("limits")) read_limits(r, j["limits"], join(path, "limits"), p.hca);
+}
+
+#define RDMASIM_SWITCH_KEYS "forwarding_latency_ns", "queue_kb", "ecn", "pfc"
+
+void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
+                        net::SwitchConfig& s) {
+  s.forwarding_latency = ns(r.integer(j, "forwarding_latency_ns", path,
+                                      s.forwarding_latency / kNanosecond, 0, 1'000'000'000,
+                                      "a latency in ns >= 0"));
+  s.egress.class_limit_bytes = 1024 * static_cast<uint64_t>(r.integer(
+      j, "queue_kb", path, static_cast<int64_t>(s.egress.class_limit_bytes / 1024), 1, 1 << 30,
+      "a per-class egress queue size in KiB >= 1"));
+  if (j.contains("ecn")) {
+    const std::string p = join(path, "ecn");
+    const json& e = j["ecn"];
+    if (r.object(e, p, {"enabled", "kmin_kb", "kmax_kb", "pmax"})) {
+      net::EcnConfig& c = s.egress.ecn;
+      c.enabled = r.boolean(e, "enabled", p, true);
+      c.kmin_bytes = 1024 * static_cast<uint64_t>(r.integer(
+          e, "kmin_kb", p, static_cast<int64_t>(c.kmin_bytes / 1024), 0, 1 << 30, "a size in KiB >= 0"));
+      c.kmax_bytes = 1024 * static_cast<uint64_t>(r.integer(
+          e, "kmax_kb", p, static_cast<int64_t>(c.kmax_bytes / 1024), 0, 1 << 30, "a size in KiB >= 0"));
+      c.pmax = r.number(e, "pmax", p, c.pmax, 0, false, 1, "a probability in [0, 1]");
+      if (c.kmax_bytes < c.kmin_bytes)
+        r.error(join(p, "kmax_kb"), json(c.kmax_bytes / 1024), "is below kmin_kb", "kmax_kb >= kmin_kb");
+    }
+  }
+  if (j.contains("pfc")) {
+    const std::string p = join(path, "pfc");
+    const json& e = j["pfc"];
+    if (r.object(e, p, {"enabled", "xoff_kb", "xon_kb"})) {
+      net::PfcConfig& c = s.pfc;
+      c.enabled = r.boolean(e, "enabled", p, true);
+      c.xoff_bytes = 1024 * static_cast<uint64_t>(r.integer(
+          e, "xoff_kb", p, static_cast<int64_t>(c.xoff_bytes / 1024), 0, 1 << 30, "a size in KiB >= 0"));
+      c.xon_bytes = 1024 * static_cast<uint64_t>(r.integer(
+          e, "xon_kb", p, static_cast<int64_t>(c.xon_bytes / 1024), 0, 1 << 30, "a size in KiB >= 0"));
+      if (c.xon_bytes > c.xoff_bytes)
+        r.error(join(p, "xon_kb"), json(c.xon_bytes / 1024), "is above xoff_kb", "xon_kb <= xoff_kb");
+    }
+  }
+}
+
+void read_link_params(ConfigReader& r, const json& j, const std::string& path, LinkSpec& l) {
+  l.rate = Rate::gbps(r.number(j, "rate_gbps", path, l.rate.as_gbps(), 0, true, 1e6,
+                               "a rate in Gb/s > 0"));
+  l.latency = ns(r.integer(j, "latency_ns", path, l.latency / kNanosecond, 0, 1'000'000'000,
+                           "a propagation latency in ns >= 0"));
+}
+
+bool parse_ipv4(const std::string& s, uint32_t* out) {
+  in_addr a{};
+  if (inet_pton(AF_INET, s.c_str(), &a) != 1) return false;
+  *out = ntohl(a.s_addr);
+  return true;
+}
+
+}  // namespace
+
+const char* link_layer_name(net::LinkLayer ll) {
+  switch (ll) {
+    case net::LinkLayer::RoCEv2: return "RoCEv2";
+    case net::LinkLayer::InfiniBand: return "InfiniBand";
+    case net::LinkLayer::IWarp: return "iWARP";
+  }
+  return "?";
+}
+
+json expand_topology(ConfigReader& r, const json& config);
+
+FabricSpec parse_fabric(const json& config_in) {
+  ConfigReader r;
+  const std::string root = "fabric";
+  FabricSpec spec;
+  if (!r.object(config_in, root, {"name", "link_layer", "mtu", "seed", "nic", "switch", "link",
+                                  "hosts", "switches", "links", "topology"}))
+    throw ConfigError(r.errors());
+  const size_t errors_before = r.errors().size();
+  const json config = config_in.contains("topology") ? expand_topology(r, config_in) : config_in;
+  if (r.errors().size() != errors_before) throw ConfigError(r.errors());
+
+  spec.name = r.string(config, "name", root, "fabric", "a fabric name");
+  const std::string ll = r.string(config, "link_layer", root, "roce", "\"roce\", \"ib\" or \"iwarp\"");
+  if (ll == "roce" || ll == "RoCEv2") spec.link_layer = net::LinkLayer::RoCEv2;
+  else if (ll == "ib" || ll == "InfiniBand") spec.link_layer = net::LinkLayer::InfiniBand;
+  else if (ll == "iwarp" || ll == "iWARP") spec.link_layer = net::LinkLayer::IWarp;
+  else r.error(join(root, "link_layer"), json(ll), "is not a link layer", "\"roce\", \"ib\" or \"iwarp\"");
+  spec.mtu = static_cast<uint32_t>(r.integer(config, "mtu", root, 4096, 256, 4096,
+                                             "an IB MTU: 256, 512, 1024, 2048 or 4096"));
+  if (spec.mtu & (spec.mtu - 1))
+    r.error(join(root, "mtu"), json(spec.mtu), "is not a power of two", "256, 512, 1024, 2048 or 4096");
+  spec.seed = static_cast<uint64_t>(r.integer(config, "seed", root, 1, 0, INT64_MAX, "a seed >= 0"));
+
+  NicParams nic_defaults;
+  if (spec.link_layer == net::LinkLayer::IWarp) nic_defaults.hca.atomics = false;
+  if (config.contains("nic") && r.object(config["nic"], join(root, "nic"), {RDMASIM_NIC_KEYS}))
+    read_nic_params(r, config["nic"], join(root, "nic"), nic_defaults);
+  net::SwitchConfig switch_defaults;
+  if (config.contains("switch") &&
+      r.object(config["switch"], join(root, "switch"), {RDMASIM_SWITCH_KEYS}))
+    read_switch_params(r, config["switch"], join(root, "switch"), switch_defaults);
+  LinkSpec link_defaults;
+  if (config.contains("link") && r.object(config["link"], join(root, "link"), {"rate_gbps", "latency_ns"}))
+    read_link_params(r, config["link"], join(root, "link"), link_defaults);
+
+  // Hosts and their NICs. Endpoint names: "host/nic", and "host" alone for a one-NIC host.
+  std::map<std::string, LinkEnd> ends;
+  std::set<std::string> host_names;
+  std::map<net::Address, std::string> ips;
+  const std::string hosts_path = join(root, "hosts");
+  if (!config.contains("hosts") || !config["hosts"].is_array() || config["hosts"].empty()) {
+    r.error(hosts_path, config.value("hosts", json()), "is not a non-empty array", "a list of hosts");
+  } else {
+    const json& hosts = config["hosts"];
+    for (size_t h = 0; h < hosts.size(); ++h) {
+      const std::string hp = index(hosts_path, h);
+      if (!r.object(hosts[h], hp, {"name", "ip", "nics"})) continue;
+      const std::string hname = r.string(hosts[h], "name", hp, std::nullopt, "a host name");
+      if (hname.empty() || hname.find('/') != std::string::npos)
+        r.error(join(hp, "name"), json(hname), "is not a valid name", "a non-empty name without '/'");
+      if (!host_names.insert(hname).second)
+        r.error(join(hp, "name"), json(hname), "is a duplicate", "a unique host name");
+      const std::string ip = r.string(hosts[h], "ip", hp, std::nullopt, "an IPv4 address such as \"127.0.1.1\"");
+      uint32_t ip_addr = 0;
+      if (!ip.empty() && !parse_ipv4(ip, &ip_addr))
+        r.error(join(hp, "ip"), json(ip), "is not an IPv4 address", "dotted quad such as \"127.0.1.1\"");
+      else if (!ip.empty() && !ips.emplace(ip_addr, hp).second)
+        r.error(join(hp, "ip"), json(ip), "is already used by " + ips[ip_addr], "a unique address");
+      ++spec.num_hosts;
+      json nics = hosts[h].value("nics", json::array({json{{"name", "mlx5_0"}}}));
+      const std::string nics_path = join(hp, "nics");
+      if (!nics.is_array() || nics.empty()) {
+        r.error(nics_path, nics, "is not a non-empty array", "a list of NICs");
+        continue;
+      }
+      if (nics.size() > 1 && spec.link_layer != net::LinkLayer::InfiniBand)
+        r.error(nics_path, "has " + std::to_string(nics.size()) +
+                               " NICs; expected 1 per host on Ethernet link layers (the address is the host's IP)");
+      std::set<std::string> dev_names;
+      for (size_t i = 0; i < nics.size(); ++i) {
+        const std::string np = index(nics_path, i);
+        if (!r.object(nics[i], np, {"name", RDMASIM_NIC_KEYS})) continue;
+        NicParams p = nic_defaults;
+        read_nic_params(r, nics[i], np, p);
+        NicSpec ns;
+        HostNic& n = ns.nic;
+        n.host = hname;
+        n.device = r.string(nics[i], "name", np, "mlx5_" + std::to_string(i), "a device name");
+        if (!dev_names.insert(n.device).second)
+          r.error(join(np, "name"), json(n.device), "is a duplicate", "a unique device name on this host");
+        n.link_layer = spec.link_layer;
+        n.ip = ip;
+        n.mtu = spec.mtu;
+        n.vendor_id = p.vendor_id;
+        n.vendor_part_id = p.vendor_part_id;
+        n.hw_ver = p.hw_ver;
+        n.fw_ver = p.fw_ver;
+        n.hca = p.hca;
+        ns.queue_bytes = p.queue_bytes;
+        // GUIDs: Mellanox OUI, then host number (1-based) and NIC index; port GUID = node + 1.
+        n.node_guid = (kMellanoxOui << 40) | (static_cast<uint64_t>(h + 1) << 16) | (i << 4);
+        n.port_guid = n.node_guid + 1;
+        if (spec.link_layer != net::LinkLayer::InfiniBand) n.address = ip_addr;
+        const LinkEnd end{false, spec.nics.size()};
+        ends[hname + "/" + n.device] = end;
+        if (nics.size() == 1) ends[hname] = end;
+        spec.nics.push_back(std::move(ns));
+      }
+    }
+  }
+
+  // Switches.
+  if (config.contains("switches")) {
+    const std::string sp = join(root, "switches");
+    if (!config["switches"].is_array()) {
+      r.error(sp, config["switches"], "is not an array", "a list of switches");
+    } else {
+      for (size_t s = 0; s < config["switches"].size(); ++s) {
+        const json& j = config["switches"][s];
+        const std::string p = index(sp, s);
+        if (!r.object(j, p, {"name", RDMASIM_SWITCH_KEYS})) continue;
+        net::SwitchConfig sc = switch_defaults;
+        sc.name = r.string(j, "name", p, std::nullopt, "a switch name");
+        read_switch_params(r, j, p, sc);
+        if (host_names.count(sc.name) || ends.count(sc.name))
+          r.error(join(p, "name"), json(sc.name), "is already a host or switch name", "a unique name");
+        ends[sc.name] = LinkEnd{true, spec.switches.size()};
+        spec.switches.push_back(std::move(sc));
+      }
+    }
+  }
+
+  // Links.
+  spec.nic_link.assign(spec.nics.size(), -1);
+  const std::string lp = join(root, "links");
+  if (!config.contains("links") || !config["links"].is_array()) {
+    r.error(lp, config.value("links", json()), "is not an array", "a list of links {\"a\", \"b\"}");
+  } else {
+    for (size_t l = 0; l < config["links"].size(); ++l) {
+      const json& j = config["links"][l];
+      const std::string p = index(lp, l);
+      if (!r.object(j, p, {"a", "b", "rate_gbps", "latency_ns"})) continue;
+      LinkSpec ls = link_defaults;
+      read_link_params(r, j, p, ls);
+      bool ok = true;
+      for (const char* side : {"a", "b"}) {
+        const std::string name = r.string(j, side, p, std::nullopt, "\"host/device\", \"host\" or a switch name");
+        auto it = ends.find(name);
+        if (it == ends.end()) {
+          if (!name.empty())
+            r.error(join(p, side), json(name), "names no NIC or switch", "\"host/device\", \"host\" or a switch name");
+          ok = false;
+          continue;
+        }
+        (side[0] == 'a' ? ls.a : ls.b) = it->second;
+        if (!it->second.is_switch) {
+          int& nl = spec.nic_link[it->second.index];
+          if (nl >= 0) {
+            r.error(join(p, side), json(name), "is already linked by " + index(lp, nl), "one link per NIC");
+            ok = false;
+          } else {
+            nl = static_cast<int>(l);
+          }
+        }
+      }
+      if (ok && ls.a.is_switch == ls.b.is_switch && ls.a.index == ls.b.index)
+        r.error(p, "links a node to itself");
+      spec.links.push_back(ls);
+      if (!ok) spec.links.back().a = spec.links.back().b;  // placeholder; the config is rejected
+    }
+  }
+  for (size_t i = 0; i < spec.nics.size(); ++i) {
+    if (spec.nic_link[i] < 0)
+      r.error(hosts_path, "NIC " + spec.nics[i].nic.host + "/" + spec.nics[i].nic.device +
+                              " has no link; expected each NIC in exactly one of fabric.links");
+  }
+  if (!r.ok()) throw ConfigError(r.errors());
+
+  for (size_t i = 0; i < spec.nics.size(); ++i) spec.nics[i].nic.rate = spec.links[spec.nic_link[i]].rate;
+
+  // InfiniBand subnet manager: NIC ports get LIDs 1..N in config order; switches N+1...;
+  // the SM runs on the first NIC (LID 1).
+  if (spec.link_layer == net::LinkLayer::InfiniBand) {
+    for (size_t i = 0; i < spec.nics.size(); ++i) {
+      HostNic& n = spec.nics[i].nic;
+      n.lid = static_cast<uint16_t>(i + 1);
+      n.sm_lid = 1;
+      n.address = n.lid;
+    }
+  }
+  for (NicSpec& ns : spec.nics) {
+    ns.nic.hca.name = ns.nic.device;
+    ns.nic.hca.link_layer = ns.nic.link_layer;
+    ns.nic.hca.address = ns.nic.address;
+    ns.nic.hca.node_guid = ns.nic.node_guid;
+    ns.nic.hca.max_mtu = spec.mtu;
+  }
+
+  const RouteTable rt = compute_routes(spec);
+  for (size_t a = 0; a < spec.nics.size(); ++a)
+    for (size_t b = 0; b < spec.nics.size(); ++b)
+      if (a != b && !rt.reachable[a][b])
+        r.error(lp, spec.nics[b].nic.host + "/" + spec.nics[b].nic.device + " is not reachable from " +
+                        spec.nics[a].nic.host + "/" + spec.nics[a].nic.device +
+                        "; expected a connected fabric");
+  if (!r.ok()) throw ConfigError(r.errors());
+  return spec;
+}
+
+std::string summarize(const FabricSpec& spec) {
+  auto plural = [](size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  double lo = 0, hi = 0;
+  for (const LinkSpec& l : spec.links) {
+    const double g = l.rate.as_gbps();
+    lo = lo == 0 ? g : std::min(lo, g);
+    hi = std::max(hi, g);
+  }
+  auto fmt = [](double g) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%g", g);
+    return std::string(buf);
+  };
+  const std::string rate = lo == hi ? fmt(hi) : fmt(lo) + "-" + fmt(hi);
+  return plural(spec.num_hosts, "host", "hosts") + ", " +
+         plural(spec.switches.size(), "switch", "switches") + ", " +
+         plural(spec.links.size(), "link", "links") + ", " + link_layer_name(spec.link_layer) + " " +
+         rate + " Gb/s, MTU " + std::to_string(spec.mtu);
+}
+
+}  // namespace rdmasim::topo

@@ -1,0 +1,53 @@
+// A validated fabric description parsed from JSON: NICs, switches and links, not yet built.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "sim/net/switch.h"
+#include "sim/topo/fabric.h"
+
+namespace rdmasim::topo {
+
+// One end of a link: a NIC (index into FabricSpec::nics) or a switch.
+struct LinkEnd {
+  bool is_switch = false;
+  size_t index = 0;
+};
+
+struct LinkSpec {
+  LinkEnd a, b;
+  Rate rate = Rate::gbps(100);
+  Time latency = ns(400);
+};
+
+struct NicSpec {
+  HostNic nic;                    // every field final except rate (set from its link)
+  uint64_t queue_bytes = 1 << 20; // host egress limit per traffic class
+};
+
+struct FabricSpec {
+  std::string name;
+  net::LinkLayer link_layer = net::LinkLayer::RoCEv2;
+  uint32_t mtu = 4096;
+  uint64_t seed = 1;
+  size_t num_hosts = 0;
+  std::vector<NicSpec> nics;                 // hosts in config order, NICs in host order
+  std::vector<net::SwitchConfig> switches;
+  std::vector<LinkSpec> links;
+  std::vector<int> nic_link;                 // link index of each NIC
+};
+
+// Parses and validates; throws ConfigError listing every problem found. Also assigns
+// addresses, LIDs (IB subnet manager) and GUIDs, and checks every NIC reaches every other.
+FabricSpec parse_fabric(const nlohmann::json& config);
+
+// "2 hosts, 1 switch, 2 links, RoCEv2 100 Gb/s, MTU 4096"
+std::string summarize(const FabricSpec& spec);
+
+const char* link_layer_name(net::LinkLayer ll);
+
+}  // namespace rdmasim::topo

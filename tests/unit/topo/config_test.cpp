@@ -1,0 +1,110 @@
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/topo/fabric.h"
+
+using namespace rdmasim;
+using nlohmann::json;
+
+namespace {
+
+json load(const std::string& name) {
+  std::ifstream in(std::string(RDMASIM_SOURCE_DIR) + "/configs/" + name);
+  REQUIRE(in.good());
+  return json::parse(in);
+}
+
+// The first error of checking `config`, or "" when it is valid.
+std::string first_error(const json& config) {
+  try {
+    topo::Fabric::check(config);
+  } catch (const topo::ConfigError& e) {
+    REQUIRE(!e.errors().empty());
+    return e.errors().front();
+  }
+  return "";
+}
+
+bool has_error(const json& config, const std::string& text) {
+  try {
+    topo::Fabric::check(config);
+  } catch (const topo::ConfigError& e) {
+    for (const std::string& s : e.errors())
+      if (s.find(text) != std::string::npos) return true;
+    FAIL("no error contains \"" << text << "\"; got: " << std::string(e.what()));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("config: configs/default.json is the embedded default") {
+  CHECK(load("default.json") == topo::default_fabric_config());
+}
+
+TEST_CASE("config: check() summarizes the default and the IB config") {
+  CHECK(topo::Fabric::check(topo::default_fabric_config()) ==
+        "2 hosts, 1 switch, 2 links, RoCEv2 100 Gb/s, MTU 4096");
+  CHECK(topo::Fabric::check(load("ib.json")) ==
+        "2 hosts, 1 switch, 2 links, InfiniBand 100 Gb/s, MTU 4096");
+}
+
+TEST_CASE("config: a negative rate names the path, the value and what was expected") {
+  json c = topo::default_fabric_config();
+  c["links"][0]["rate_gbps"] = -3;
+  CHECK(first_error(c) == "fabric.links[0].rate_gbps: -3 is negative; expected a rate in Gb/s > 0");
+}
+
+TEST_CASE("config: unknown keys are errors, at every level") {
+  json c = topo::default_fabric_config();
+  c["colour"] = "blue";
+  c["hosts"][1]["nics"][0]["speed"] = 5;
+  CHECK(has_error(c, "fabric.colour: unknown key"));
+  CHECK(has_error(c, "fabric.hosts[1].nics[0].speed: unknown key"));
+}
+
+TEST_CASE("config: several errors are all reported") {
+  json c = topo::default_fabric_config();
+  c["mtu"] = 3000;
+  c["hosts"][0]["ip"] = "300.1.1.1";
+  c["links"][1]["b"] = "sw9";
+  CHECK(has_error(c, "fabric.mtu: 3000 is not a power of two"));
+  CHECK(has_error(c, "fabric.hosts[0].ip: \"300.1.1.1\" is not an IPv4 address"));
+  CHECK(has_error(c, "fabric.links[1].b: \"sw9\" names no NIC or switch"));
+}
+
+TEST_CASE("config: a NIC without a link and a duplicate ip are errors") {
+  json c = topo::default_fabric_config();
+  c["links"].erase(1);
+  CHECK(has_error(c, "NIC client/mlx5_0 has no link"));
+  json d = topo::default_fabric_config();
+  d["hosts"][1]["ip"] = "127.0.1.1";
+  CHECK(has_error(d, "fabric.hosts[1].ip: \"127.0.1.1\" is already used by fabric.hosts[0]"));
+}
+
+TEST_CASE("config: a missing required key is named") {
+  json c = topo::default_fabric_config();
+  c["hosts"][0].erase("ip");
+  CHECK(has_error(c, "fabric.hosts[0].ip: is missing"));
+}
+
+TEST_CASE("config: an unreachable NIC is an error") {
+  json c = topo::default_fabric_config();
+  c["switches"].push_back({{"name", "sw1"}});
+  c["links"][1]["b"] = "sw1";
+  CHECK(has_error(c, "client/mlx5_0 is not reachable from server/mlx5_0"));
+}
+
+TEST_CASE("config: the star generator expands to N hosts on one switch") {
+  json c = {{"topology", {{"type", "star"}, {"hosts", 4}}}};
+  CHECK(topo::Fabric::check(c) == "4 hosts, 1 switch, 4 links, RoCEv2 100 Gb/s, MTU 4096");
+  json b = {{"topology", {{"type", "back_to_back"}}}, {"link", {{"rate_gbps", 25}}}};
+  CHECK(topo::Fabric::check(b) == "2 hosts, 0 switches, 1 link, RoCEv2 25 Gb/s, MTU 4096");
+  json bad = {{"topology", {{"type", "ring"}}}};
+  CHECK(first_error(bad) ==
+        "fabric.topology.type: \"ring\" is not a known topology; expected \"star\" or \"back_to_back\"");
+}

@@ -1,0 +1,128 @@
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/net/headers.h"
+#include "sim/topo/fabric.h"
+
+using namespace rdmasim;
+using nlohmann::json;
+
+namespace {
+
+json load(const std::string& name) {
+  std::ifstream in(std::string(RDMASIM_SOURCE_DIR) + "/configs/" + name);
+  REQUIRE(in.good());
+  return json::parse(in);
+}
+
+class Sink : public net::Node {
+ public:
+  explicit Sink(Engine& e) : e_(e) {}
+  void receive(net::PacketPtr pkt, int port) override {
+    at.push_back(e_.now());
+    ports.push_back(port);
+    pkts.push_back(std::move(pkt));
+  }
+  std::vector<Time> at;
+  std::vector<int> ports;
+  std::vector<net::PacketPtr> pkts;
+
+ private:
+  Engine& e_;
+};
+
+}  // namespace
+
+TEST_CASE("fabric: the default config builds 2 RoCEv2 NICs with the right names and ips") {
+  Engine e;
+  auto f = topo::Fabric::build(e, topo::default_fabric_config());
+  CHECK(f->name() == "default");
+  CHECK(f->seed() == 1);
+  const auto& nics = f->nics();
+  REQUIRE(nics.size() == 2);
+  CHECK(nics[0].host == "server");
+  CHECK(nics[1].host == "client");
+  for (const auto& n : nics) {
+    CHECK(n.device == "mlx5_0");
+    CHECK(n.hca.name == "mlx5_0");
+    CHECK(n.link_layer == net::LinkLayer::RoCEv2);
+    CHECK(n.rate == Rate::gbps(100));
+    CHECK(n.mtu == 4096);
+    CHECK(n.vendor_id == 0x02c9);       // Mellanox
+    CHECK(n.vendor_part_id == 4123);    // ConnectX-6
+    CHECK(n.lid == 0);
+    CHECK(n.hca.address == n.address);
+    CHECK(n.hca.node_guid == n.node_guid);
+    CHECK(n.port_guid == n.node_guid + 1);
+  }
+  CHECK(nics[0].ip == "127.0.1.1");
+  CHECK(nics[1].ip == "127.0.1.2");
+  CHECK(nics[0].address == 0x7f000101u);  // 127.0.1.1 in host byte order
+  CHECK(nics[1].address == 0x7f000102u);
+  CHECK(nics[0].node_guid != nics[1].node_guid);
+  CHECK(f->nic_port(0).rate() == Rate::gbps(100));
+}
+
+TEST_CASE("fabric: the IB config's subnet manager assigns LIDs 1 and 2, SM at LID 1") {
+  Engine e;
+  auto f = topo::Fabric::build(e, load("ib.json"));
+  const auto& nics = f->nics();
+  REQUIRE(nics.size() == 2);
+  CHECK(nics[0].device == "mlx5_0");
+  CHECK(nics[0].link_layer == net::LinkLayer::InfiniBand);
+  CHECK(nics[0].lid == 1);
+  CHECK(nics[1].lid == 2);
+  for (const auto& n : nics) {
+    CHECK(n.sm_lid == 1);
+    CHECK(n.address == n.lid);
+    CHECK(n.hca.address == n.lid);
+    CHECK(n.hca.link_layer == net::LinkLayer::InfiniBand);
+  }
+}
+
+TEST_CASE("fabric: server to client through the default switch takes 2 serializations + 1 us") {
+  Engine e;
+  auto f = topo::Fabric::build(e, topo::default_fabric_config());
+  Sink client(e);
+  f->attach_nic(1, &client);
+  auto p = std::make_unique<net::Packet>();
+  p->src = f->nics()[0].address;
+  p->dst = f->nics()[1].address;
+  p->wire_bytes = net::base_wire_bytes(net::LinkLayer::RoCEv2, 4096);  // 4096 + 44 + 38 = 4178 B
+  REQUIRE(f->nic_port(0).ready(0));
+  f->nic_port(0).send(std::move(p));
+  e.run();
+  REQUIRE(client.at.size() == 1);
+  // 2 * 334.24 ns (4178 B at 100 Gb/s) + 400 ns + 200 ns forwarding + 400 ns propagation
+  CHECK(client.at[0] == 2 * ps(334'240) + ns(1000));
+  CHECK(client.ports[0] == 1);
+  const json c = f->counters();
+  CHECK(c["server/mlx5_0"]["tx_packets"] == 1);
+  CHECK(c["client/mlx5_0"]["rx_bytes"] == 4178);
+  CHECK(c["sw0/0"]["rx_packets"] == 1);
+  CHECK(c["sw0/1"]["tx_packets"] == 1);
+}
+
+TEST_CASE("fabric: a star of 4 hosts delivers between every pair") {
+  Engine e;
+  auto f = topo::Fabric::build(e, json{{"topology", {{"type", "star"}, {"hosts", 4}}}});
+  std::vector<std::unique_ptr<Sink>> sinks;
+  for (size_t i = 0; i < 4; ++i) {
+    sinks.push_back(std::make_unique<Sink>(e));
+    f->attach_nic(i, sinks.back().get());
+  }
+  for (size_t a = 0; a < 4; ++a)
+    for (size_t b = 0; b < 4; ++b) {
+      if (a == b) continue;
+      auto p = std::make_unique<net::Packet>();
+      p->src = f->nics()[a].address;
+      p->dst = f->nics()[b].address;
+      p->wire_bytes = 100;
+      f->nic_port(a).send(std::move(p));
+    }
+  e.run();
+  for (size_t i = 0; i < 4; ++i) CHECK(sinks[i]->at.size() == 3);
+}
