@@ -32,7 +32,7 @@ void Hca::set_port_active(bool active) {
     ev.port = 1;
     impl_->async_sink(ev);
   }
-  if (active) impl_->pump();
+  impl_->pump();  // up: resume; down: what is queued is lost on the dead port
 }
 
 int Hca::alloc_pd(uint32_t* pd) {

@@ -55,7 +55,7 @@ void Hca::Impl::pump() {
   do {
     pump_again = false;
     size_t blocked = 0;  // consecutive QPs whose priority the port refused
-    while (port_active && !active.empty() && blocked < active.size()) {
+    while (!active.empty() && blocked < active.size()) {
       const uint32_t qpn = active.front();
       active.pop_front();
       auto it = qps.find(qpn);
@@ -68,7 +68,7 @@ void Hca::Impl::pump() {
       const uint8_t prio = !qp.resp_queue.empty() ? qp.resp_queue.front()->priority
                                                    : priority_of(tx_av(qp));
       active.push_back(qpn);
-      if (!port.ready(prio)) {
+      if (port_active && !port.ready(prio)) {
         ++blocked;
         continue;
       }
@@ -81,6 +81,7 @@ void Hca::Impl::pump() {
         p = next_request(qp);
       }
       if (!p) continue;
+      if (!port_active) continue;  // a down port loses what the NIC sends (RC then times out)
       counters.tx_packets++;
       counters.tx_bytes += p->wire_bytes;
       port.send(std::move(p));

@@ -76,7 +76,7 @@ void Hca::Impl::send_ack(Qp& qp, uint8_t syndrome, uint32_t psn) {
   counters.tx_packets++;
   counters.tx_bytes += p->wire_bytes;
   qp.since_ack = 0;
-  port.send(std::move(p));  // control packets may bypass ready()
+  if (port_active) port.send(std::move(p));  // control packets may bypass ready()
 }
 
 void Hca::Impl::respond_read(Qp& qp, const net::Packet& req, uint32_t psn) {
@@ -115,9 +115,21 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
   const int32_t d = psn_diff(psn, qp.epsn);
   const uint32_t pd = qp.init.pd;
   // Responder errors (class C, RC): NAK the request and move the QP to ERR.
+  // UC has no NAKs: the responder silently drops the rest of the message and stays up.
   auto fatal_nak = [&](uint8_t syndrome) {
-    if (rc) send_ack(qp, syndrome, psn);
+    if (!rc) {
+      qp.in_msg = false;
+      qp.epsn = psn_add(psn, 1);
+      return;
+    }
+    send_ack(qp, syndrome, psn);
     enter_error(qp);
+  };
+  // RNR NAK: ePSN stays; later packets of the message are dropped without a sequence NAK
+  // (nak_sent) until the requester resends from psn after its RNR back-off.
+  auto rnr_nak = [&] {
+    send_ack(qp, static_cast<uint8_t>(0x20 | (qp.attr.min_rnr_timer & 0x1f)), psn);
+    qp.nak_sent = true;
   };
 
   if (rc && d > 0) {  // a gap: one NAK per expected PSN, then silence until it arrives
@@ -241,7 +253,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
     if (first) {
       if (!take_recv(qp, &qp.cur_recv, &qp.cur_srq)) {
         if (rc) {
-          send_ack(qp, static_cast<uint8_t>(0x20 | (qp.attr.min_rnr_timer & 0x1f)), psn);
+          rnr_nak();
         } else {
           qp.epsn = psn_add(psn, 1);  // UC: the message is dropped
         }
@@ -290,8 +302,12 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
     RecvWr rwr;
     uint32_t srqn = 0;
     if (imm && !take_recv(qp, &rwr, &srqn)) {
-      if (rc) send_ack(qp, static_cast<uint8_t>(0x20 | (qp.attr.min_rnr_timer & 0x1f)), psn);
-      else { qp.in_msg = false; qp.epsn = psn_add(psn, 1); }
+      if (rc) {
+        rnr_nak();
+      } else {
+        qp.in_msg = false;
+        qp.epsn = psn_add(psn, 1);
+      }
       return;
     }
     if (len) {

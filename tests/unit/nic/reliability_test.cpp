@@ -267,3 +267,53 @@ TEST_CASE("srq: receives come from the SRQ and the limit event fires once below 
   CHECK(events[0].type == AsyncEventType::SrqLimitReached);
   CHECK(events[0].srq == srq);
 }
+
+TEST_CASE("rc: RNR on a multi-packet SEND does not cost retries: retry_cnt = 0 still succeeds") {
+  QpParams qp;
+  qp.retry_cnt = 0;      // any sequence NAK or timeout would be fatal
+  qp.rnr_retry = 7;      // infinite RNR retries
+  qp.min_rnr_timer = 1;  // 10 us
+  Pair p(qp);
+  auto src = pattern(4 * 4096, 3);
+  std::vector<uint8_t> dst(4 * 4096, 0);
+  auto ks = p.reg(p.a, src);
+  auto kd = p.reg(p.b, dst);
+  SendWr wr;
+  wr.opcode = WrOpcode::Send;
+  wr.send_flags = kSendSignaled;
+  wr.sgl = {sge_of(src, ks.lkey)};
+  REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
+  p.engine.schedule_at(us(25), [&] {  // after two or three RNR rounds of ~12 us
+    RecvWr rr;
+    rr.sgl = {sge_of(dst, kd.lkey)};
+    REQUIRE(p.b.hca->post_recv(p.b.qpn, rr) == 0);
+  });
+  p.engine.run();
+  CHECK(dst == src);
+  REQUIRE(p.a.wcs.size() == 1);
+  CHECK(p.a.wcs[0].wc.status == WcStatus::Success);
+  CHECK(p.b.hca->counters().naks_sent == 0);  // only RNR NAKs, no sequence NAKs
+  CHECK(p.b.hca->counters().rnr_naks_sent >= 2);
+}
+
+TEST_CASE("rc: a port that goes down makes RC sends fail with RETRY_EXC_ERR, with an event") {
+  QpParams qp;
+  qp.timeout = 1;    // 8.192 us
+  qp.retry_cnt = 2;
+  Pair p(qp);
+  std::vector<AsyncEvent> events;
+  p.a.hca->set_async_sink([&](const AsyncEvent& e) { events.push_back(e); });
+  p.a.hca->set_port_active(false);
+  SendWr wr;
+  wr.opcode = WrOpcode::Send;
+  wr.send_flags = kSendSignaled | kSendInline;
+  wr.inline_data = {1};
+  REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
+  p.engine.run();
+  REQUIRE(p.a.wcs.size() == 1);
+  CHECK(p.a.wcs[0].wc.status == WcStatus::RetryExcErr);
+  CHECK(p.a.wcs[0].at == ns(100) + 3 * ns(4096) * 2);  // fetch + (2 + 1) timeouts
+  CHECK(p.a.wire->sent.empty());
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].type == AsyncEventType::PortErr);
+}
