@@ -1,0 +1,101 @@
+// The daemon's per-client object tables. Handles are per client and never reused within
+// a client; every table is keyed by handle, so a handle of another kind or of another
+// client is simply not found (ENOENT).
+#pragma once
+
+#include <unistd.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/rdmasim/daemon.h"
+
+namespace rdmasim::daemon {
+
+inline constexpr uint32_t kAsyncSlots = sizeof(ipc::ClientPage::async_slots) / sizeof(ipc::AsyncEventSlot);
+static_assert((kAsyncSlots & (kAsyncSlots - 1)) == 0);
+inline constexpr uint32_t kChannelSlots = 1024;
+
+struct Daemon::Pd {
+  size_t dev;
+  uint32_t pd;  // the HCA's id
+};
+
+struct Daemon::Mr {
+  size_t dev;
+  uint32_t lkey;
+};
+
+struct Daemon::Channel {
+  SharedMap map;
+  ipc::RingView<ipc::CompEvent> ring;
+  uint32_t prod = 0;  // the daemon's own producer index
+  int efd = -1;
+  Channel() = default;
+  Channel(Channel&& o) noexcept : map(std::move(o.map)), ring(o.ring), prod(o.prod), efd(std::exchange(o.efd, -1)) {}
+  ~Channel() {
+    if (efd >= 0) close(efd);
+  }
+};
+
+struct Daemon::Cq {
+  size_t dev;
+  uint32_t cq;  // the HCA's id
+  uint32_t cqe;
+  uint32_t channel = 0;  // client handle of the completion channel, 0: none
+  SharedMap map;
+  ipc::RingView<ipc::Cqe> ring;
+  ipc::CqControl* ctl = nullptr;
+  uint32_t prod = 0;
+};
+
+struct Daemon::Srq {
+  size_t dev;
+  uint32_t srqn;
+  uint32_t max_sge;
+  SharedMap map;
+  ipc::RingView<ipc::RqWqe> ring;
+  uint32_t cons = 0;  // the daemon's own consumer index
+};
+
+struct Daemon::Qp {
+  size_t dev;
+  uint32_t qpn;
+  uint32_t type;
+  uint32_t send_cq, recv_cq, srq;  // client handles
+  uint32_t max_send_sge, max_recv_sge, max_inline;
+  bool sq_sig_all;
+  SharedMap map;
+  ipc::RingView<ipc::SqWqe> sq;
+  ipc::RingView<ipc::RqWqe> rq;
+  uint32_t sq_cons = 0, rq_cons = 0;
+};
+
+struct Daemon::Client {
+  uint32_t id = 0;
+  int sock = -1;
+  pid_t pid = 0;
+  uid_t uid = 0;
+  bool hello = false;
+  std::string host;
+  std::vector<size_t> devs;  // fabric NIC indices of this host, by dev_index
+  SharedMap page_map;
+  int async_efd = -1;
+  uint64_t last_doorbell = 0;
+  uint32_t async_prod = 0;
+  std::unique_ptr<ProcessMemory> mem;
+  uint32_t next_handle = 1;
+  std::map<uint32_t, Pd> pds;
+  std::map<uint32_t, Mr> mrs;
+  std::map<uint32_t, Channel> channels;
+  std::map<uint32_t, Cq> cqs;
+  std::map<uint32_t, Srq> srqs;
+  std::map<uint32_t, Qp> qps;
+
+  bool page_ok() const { return page_map.ok(); }
+  ipc::ClientPage* page() const { return static_cast<ipc::ClientPage*>(page_map.addr()); }
+};
+
+}  // namespace rdmasim::daemon

@@ -1,0 +1,127 @@
+// ibv_query_device / ibv_query_port contents from topo::HostNic.
+#include "apps/rdmasim/device_info.h"
+
+#include "apps/rdmasim/wire.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+namespace rdmasim::daemon {
+
+namespace {
+uint32_t mtu_or_default(uint32_t bytes) {
+  const uint32_t c = mtu_code(bytes);
+  return c ? c : static_cast<uint32_t>(IBV_MTU_1024);
+}
+}  // namespace
+
+void fill_device(const topo::HostNic& nic, ipc::QueryDeviceResp* out) {
+  *out = {};
+  const nic::HcaConfig& h = nic.hca;
+  std::snprintf(out->name, sizeof out->name, "%s", nic.device.c_str());
+  out->node_guid = nic.node_guid;
+  const bool ib = nic.link_layer == net::LinkLayer::InfiniBand;
+  const bool iwarp = nic.link_layer == net::LinkLayer::IWarp;
+  out->link_layer = ib ? IBV_LINK_LAYER_INFINIBAND : IBV_LINK_LAYER_ETHERNET;
+  out->transport_type = iwarp ? IBV_TRANSPORT_IWARP : IBV_TRANSPORT_IB;
+  out->node_type = iwarp ? IBV_NODE_RNIC : IBV_NODE_CA;
+  ibv_device_attr& a = out->attr;
+  std::snprintf(a.fw_ver, sizeof a.fw_ver, "%s", nic.fw_ver.c_str());
+  a.node_guid = nic.node_guid;
+  a.sys_image_guid = nic.node_guid;
+  a.max_mr_size = h.max_mr_size;
+  a.page_size_cap = 0xfffff000;  // 4 KiB and up
+  a.vendor_id = nic.vendor_id;
+  a.vendor_part_id = nic.vendor_part_id;
+  a.hw_ver = nic.hw_ver;
+  a.max_qp = static_cast<int>(h.max_qp);
+  a.max_qp_wr = static_cast<int>(h.max_qp_wr);
+  a.device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SHUTDOWN_PORT |
+                       IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |
+                       IBV_DEVICE_CHANGE_PHY_PORT;
+  a.max_sge = static_cast<int>(std::min<uint32_t>(h.max_sge, ipc::kMaxSge));
+  a.max_sge_rd = a.max_sge;
+  a.max_cq = static_cast<int>(h.max_cq);
+  a.max_cqe = static_cast<int>(h.max_cqe);
+  a.max_mr = static_cast<int>(h.max_mr);
+  a.max_pd = static_cast<int>(h.max_pd);
+  a.max_qp_rd_atom = static_cast<int>(h.max_qp_rd_atom);
+  a.max_res_rd_atom = static_cast<int>(h.max_qp_rd_atom * h.max_qp);
+  a.max_qp_init_rd_atom = static_cast<int>(h.max_qp_rd_atom);
+  a.atomic_cap = h.atomics ? IBV_ATOMIC_HCA : IBV_ATOMIC_NONE;
+  a.max_ah = static_cast<int>(h.max_qp);
+  a.max_srq = static_cast<int>(h.max_srq);
+  a.max_srq_wr = static_cast<int>(h.max_srq_wr);
+  a.max_srq_sge = static_cast<int>(std::min<uint32_t>(h.max_srq_sge, ipc::kMaxSge));
+  a.max_pkeys = 1;
+  a.local_ca_ack_delay = 16;
+  a.phys_port_cnt = 1;
+}
+
+void rate_to_width_speed(Rate rate, uint8_t* width, uint8_t* speed) {
+  // Lane rates (Gb/s, nominal) and their IBV speed codes; widths 1x, 4x, 8x, 12x.
+  struct Lane { double gbps; uint8_t code; };
+  static constexpr Lane lanes[] = {{2.5, 1}, {5, 2}, {10, 4}, {14, 16}, {25, 32}, {50, 64}, {100, 128}};
+  struct Width { uint32_t n; uint8_t code; };
+  static constexpr Width widths[] = {{4, 2}, {1, 1}, {8, 4}, {12, 8}, {2, 16}};
+  const double g = rate.as_gbps();
+  for (const Width& w : widths) {
+    for (const Lane& l : lanes) {
+      const double total = w.n * l.gbps;
+      if (total > g * 0.99 && total < g * 1.01) {
+        *width = w.code;
+        *speed = l.code;
+        return;
+      }
+    }
+  }
+  *width = 2;   // 4x
+  *speed = 32;  // EDR: the closest conventional answer
+}
+
+void fill_port(const topo::HostNic& nic, ipc::QueryPortResp* out) {
+  *out = {};
+  ibv_port_attr& p = out->attr;
+  const bool ib = nic.link_layer == net::LinkLayer::InfiniBand;
+  p.state = IBV_PORT_ACTIVE;
+  p.phys_state = 5;  // LinkUp
+  p.max_mtu = static_cast<ibv_mtu>(mtu_or_default(nic.hca.max_mtu));
+  p.active_mtu = static_cast<ibv_mtu>(mtu_or_default(nic.mtu));
+  p.gid_tbl_len = ib ? 1 : 2;
+  p.port_cap_flags = ib ? (IBV_PORT_SM | IBV_PORT_CM_SUP) : IBV_PORT_CM_SUP;
+  p.max_msg_sz = 1u << 31;
+  p.pkey_tbl_len = 1;
+  p.lid = ib ? nic.lid : 0;
+  p.sm_lid = ib ? nic.sm_lid : 0;
+  p.lmc = 0;
+  p.max_vl_num = ib ? 4 : 0;  // 4 = VL0-7 encoding
+  p.sm_sl = 0;
+  p.subnet_timeout = ib ? 18 : 0;
+  rate_to_width_speed(nic.rate, &p.active_width, &p.active_speed);
+  p.link_layer = ib ? IBV_LINK_LAYER_INFINIBAND : IBV_LINK_LAYER_ETHERNET;
+  if (ib) {
+    out->num_gids = 1;
+    for (int i = 0; i < 8; ++i) {
+      out->gids[0][i] = static_cast<uint8_t>(nic.subnet_prefix >> (56 - 8 * i));
+      out->gids[0][8 + i] = static_cast<uint8_t>(nic.port_guid >> (56 - 8 * i));
+    }
+    out->gid_types[0] = IBV_GID_TYPE_IB;
+  } else {
+    in_addr ip{};
+    if (inet_pton(AF_INET, nic.ip.c_str(), &ip) != 1) ip.s_addr = htonl(nic.address);
+    for (int g = 0; g < 2; ++g) {
+      std::memset(out->gids[g], 0, 16);
+      out->gids[g][10] = 0xff;
+      out->gids[g][11] = 0xff;
+      std::memcpy(&out->gids[g][12], &ip.s_addr, 4);
+    }
+    out->num_gids = 2;
+    out->gid_types[0] = IBV_GID_TYPE_ROCE_V2;
+    out->gid_types[1] = IBV_GID_TYPE_ROCE_V1;
+  }
+}
+
+}  // namespace rdmasim::daemon

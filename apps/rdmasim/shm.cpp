@@ -1,0 +1,51 @@
+// memfd-backed shared mappings.
+#include "apps/rdmasim/shm.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace rdmasim::daemon {
+
+SharedMap SharedMap::create(const std::string& name, size_t len) {
+  SharedMap m;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  len = (len + page - 1) / page * page;
+  if (len == 0) len = page;
+  int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
+  if (fd < 0) return m;
+  if (ftruncate(fd, static_cast<off_t>(len)) != 0) {
+    close(fd);
+    return m;
+  }
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    close(fd);
+    return m;
+  }
+  m.fd_ = fd;
+  m.addr_ = p;
+  m.len_ = len;
+  return m;
+}
+
+SharedMap& SharedMap::operator=(SharedMap&& o) noexcept {
+  if (this != &o) {
+    reset();
+    fd_ = std::exchange(o.fd_, -1);
+    addr_ = std::exchange(o.addr_, nullptr);
+    len_ = std::exchange(o.len_, 0);
+  }
+  return *this;
+}
+
+void SharedMap::reset() {
+  if (addr_) munmap(addr_, len_);
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  addr_ = nullptr;
+  len_ = 0;
+}
+
+}  // namespace rdmasim::daemon
