@@ -65,6 +65,46 @@ void EgressPort::pause_class(uint8_t cls, uint16_t quanta) {
   if (was_paused && !paused(cls) && drain_cb_) drain_cb_();
 }
 
+int EgressPort::pick_dwrr() {
+  auto eligible = [this](int c) {
+    return config_.dwrr_weights[c] > 0 && !queues_[c].empty() && !paused(c);
+  };
+  bool any = false;
+  for (int c = 0; c < kNumClasses; ++c) {
+    if (eligible(c)) any = true;
+    else if (config_.dwrr_weights[c] > 0) deficit_[c] = 0, credited_[c] = false;  // inactive
+  }
+  if (!any) return -1;
+  // Terminates: each visit of an eligible class adds a positive quantum.
+  for (;;) {
+    const int c = rr_;
+    if (eligible(c)) {
+      if (!credited_[c]) {
+        deficit_[c] += static_cast<uint64_t>(config_.dwrr_weights[c]) * kDwrrQuantumUnit;
+        credited_[c] = true;
+      }
+      const uint64_t bytes = queues_[c].front()->wire_bytes;
+      if (bytes <= deficit_[c]) {
+        deficit_[c] -= bytes;
+        if (queues_[c].size() == 1) deficit_[c] = 0, credited_[c] = false;  // goes idle
+        return c;
+      }
+    }
+    credited_[c] = false;
+    rr_ = (rr_ + 1) % kNumClasses;
+  }
+}
+
+int EgressPort::pick_class(Time* wake) {
+  *wake = kTimeNever;
+  for (int c = 0; c < kNumClasses; ++c)
+    if (!queues_[c].empty() && paused(c)) *wake = std::min(*wake, paused_until_[c]);
+  for (int c = kNumClasses - 1; c >= 0; --c) {
+    if (config_.dwrr_weights[c] == 0 && !queues_[c].empty() && !paused(c)) return c;
+  }
+  return pick_dwrr();
+}
+
 void EgressPort::try_start() {
   if (tx_done_) return;
   std::deque<PacketPtr>* q = nullptr;
@@ -72,16 +112,8 @@ void EgressPort::try_start() {
     q = &control_;
   } else {
     Time wake = kTimeNever;
-    for (int c = kNumClasses - 1; c >= 0; --c) {
-      if (queues_[c].empty()) continue;
-      if (paused(c)) {
-        wake = std::min(wake, paused_until_[c]);
-        continue;
-      }
-      q = &queues_[c];
-      break;
-    }
-    if (!q) {
+    const int c = pick_class(&wake);
+    if (c < 0) {
       if (wake != kTimeNever && !pause_wake_) {
         pause_wake_ = engine_.schedule_at(wake, [this] {
           pause_wake_ = EventId{};
@@ -91,6 +123,7 @@ void EgressPort::try_start() {
       }
       return;
     }
+    q = &queues_[c];
   }
   on_wire_ = std::move(q->front());
   q->pop_front();

@@ -24,14 +24,20 @@ struct EcnConfig {
   double pmax = 0;
 };
 
+// Bytes a DWRR class may send per round per unit of weight.
+inline constexpr uint32_t kDwrrQuantumUnit = 1024;
+
 struct EgressConfig {
   Rate rate = Rate::gbps(100);
   uint64_t class_limit_bytes = 1 << 20;   // per traffic class; beyond it enqueue() drops
   EcnConfig ecn;
+  // 0 = strict priority (the default for every class). Classes with weight w > 0 share what
+  // the strict classes leave by deficit weighted round robin, w * kDwrrQuantumUnit bytes a round.
+  std::array<uint32_t, 8> dwrr_weights{};
 };
 
-// Scheduling: PFC frames first (MAC control is never paused), then strict priority,
-// class 7 highest. A packet already serializing is never preempted (by priority or pause).
+// Scheduling: PFC frames first (MAC control is never paused), then the strict-priority
+// classes (weight 0), class 7 highest, then the DWRR classes in round-robin order. A packet already serializing is never preempted (by priority or pause).
 // The serializer holds at most one pending event; a second event may wait for the earliest
 // pause to expire when every non-empty class is paused.
 class EgressPort {
@@ -78,6 +84,10 @@ class EgressPort {
 
  private:
   void try_start();
+  // The next class to serve among non-empty, unpaused classes, or -1. `wake` gets the
+  // earliest pause expiry of a non-empty paused class.
+  int pick_class(Time* wake);
+  int pick_dwrr();
   void tx_done();
   bool should_mark(uint8_t cls);
 
@@ -90,6 +100,9 @@ class EgressPort {
   std::array<std::deque<PacketPtr>, kNumClasses> queues_;
   std::array<uint64_t, kNumClasses> queued_bytes_{};
   std::array<Time, kNumClasses> paused_until_{};
+  std::array<uint64_t, kNumClasses> deficit_{};    // DWRR
+  std::array<bool, kNumClasses> credited_{};       // quantum added on the current visit
+  int rr_ = 0;                                     // DWRR cursor
   PacketPtr on_wire_;
   EventId tx_done_;
   EventId pause_wake_;

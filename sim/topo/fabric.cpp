@@ -34,8 +34,9 @@ class BuiltFabric : public Fabric {
   BuiltFabric(Engine& engine, FabricSpec spec) : spec_(std::move(spec)) {
     for (const NicSpec& n : spec_.nics) {
       nics_.push_back(n.nic);
-      host_ports_.push_back(std::make_unique<net::HostPort>(
-          engine, net::EgressConfig{.rate = n.nic.rate, .class_limit_bytes = n.queue_bytes}));
+      net::EgressConfig ec{.rate = n.nic.rate, .class_limit_bytes = n.queue_bytes};
+      ec.dwrr_weights = n.dwrr_weights;
+      host_ports_.push_back(std::make_unique<net::HostPort>(engine, ec));
     }
     for (const net::SwitchConfig& sc : spec_.switches)
       switches_.push_back(std::make_unique<net::Switch>(engine, sc));

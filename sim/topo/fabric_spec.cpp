@@ -17,6 +17,24 @@ using nlohmann::json;
 
 constexpr uint64_t kMellanoxOui = 0x0002c9;
 
+// "dwrr_weights": 8 integers 0..1000, one per traffic class (0 = strict priority).
+void read_weights(ConfigReader& r, const json& j, const std::string& path,
+                  std::array<uint32_t, 8>& w) {
+  if (!j.contains("dwrr_weights")) return;
+  const json& a = j["dwrr_weights"];
+  const std::string p = join(path, "dwrr_weights");
+  if (!a.is_array() || a.size() != 8) {
+    r.error(p, a, "is not an array of 8", "8 weights 0..1000, one per traffic class");
+    return;
+  }
+  for (size_t c = 0; c < 8; ++c) {
+    if (!a[c].is_number_integer() || a[c].get<int64_t>() < 0 || a[c].get<int64_t>() > 1000)
+      r.error(index(p, c), a[c], "is not a weight", "an integer 0..1000 (0 = strict priority)");
+    else
+      w[c] = static_cast<uint32_t>(a[c].get<int64_t>());
+  }
+}
+
 // Per-NIC parameters: the "nic" defaults object and each host's NIC entry share these keys.
 struct NicParams {
   uint32_t vendor_id = 0x02c9;
@@ -24,11 +42,12 @@ struct NicParams {
   uint32_t hw_ver = 0;
   std::string fw_ver = "rdmasim";
   uint64_t queue_bytes = 1 << 20;
+  std::array<uint32_t, 8> dwrr_weights{};
   nic::HcaConfig hca;
 };
 
 #define RDMASIM_NIC_KEYS "vendor_id", "vendor_part_id", "hw_ver", "fw_ver", "queue_kb", \
-    "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits"
+    "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits", "dwrr_weights"
 
 // nic::HcaConfig limits settable from "limits"; each must be >= 1.
 struct LimitField {
@@ -80,9 +99,10 @@ void read_nic_params(ConfigReader& r, const json& j, const std::string& path, Ni
   p.hca.ack_every = static_cast<uint32_t>(
       r.integer(j, "ack_every", path, p.hca.ack_every, 1, 1 << 24, "a packet count >= 1"));
   if (j.contains("limits")) read_limits(r, j["limits"], join(path, "limits"), p.hca);
+  read_weights(r, j, path, p.dwrr_weights);
 }
 
-#define RDMASIM_SWITCH_KEYS "forwarding_latency_ns", "queue_kb", "ecn", "pfc"
+#define RDMASIM_SWITCH_KEYS "forwarding_latency_ns", "queue_kb", "ecn", "pfc", "dwrr_weights"
 
 void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
                         net::SwitchConfig& s) {
@@ -92,6 +112,7 @@ void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
   s.egress.class_limit_bytes = 1024 * static_cast<uint64_t>(r.integer(
       j, "queue_kb", path, static_cast<int64_t>(s.egress.class_limit_bytes / 1024), 1, 1 << 30,
       "a per-class egress queue size in KiB >= 1"));
+  read_weights(r, j, path, s.egress.dwrr_weights);
   if (j.contains("ecn")) {
     const std::string p = join(path, "ecn");
     const json& e = j["ecn"];
@@ -224,8 +245,8 @@ FabricSpec parse_fabric(const json& config_in) {
         if (!r.object(nics[i], np, {"name", RDMASIM_NIC_KEYS})) continue;
         NicParams p = nic_defaults;
         read_nic_params(r, nics[i], np, p);
-        NicSpec ns;
-        HostNic& n = ns.nic;
+        NicSpec entry;
+        HostNic& n = entry.nic;
         n.host = hname;
         n.device = r.string(nics[i], "name", np, "mlx5_" + std::to_string(i), "a device name");
         if (!dev_names.insert(n.device).second)
@@ -238,7 +259,8 @@ FabricSpec parse_fabric(const json& config_in) {
         n.hw_ver = p.hw_ver;
         n.fw_ver = p.fw_ver;
         n.hca = p.hca;
-        ns.queue_bytes = p.queue_bytes;
+        entry.queue_bytes = p.queue_bytes;
+        entry.dwrr_weights = p.dwrr_weights;
         // GUIDs: Mellanox OUI, then host number (1-based) and NIC index; port GUID = node + 1.
         n.node_guid = (kMellanoxOui << 40) | (static_cast<uint64_t>(h + 1) << 16) | (i << 4);
         n.port_guid = n.node_guid + 1;
@@ -246,7 +268,7 @@ FabricSpec parse_fabric(const json& config_in) {
         const LinkEnd end{false, spec.nics.size()};
         ends[hname + "/" + n.device] = end;
         if (nics.size() == 1) ends[hname] = end;
-        spec.nics.push_back(std::move(ns));
+        spec.nics.push_back(std::move(entry));
       }
     }
   }
@@ -330,12 +352,13 @@ FabricSpec parse_fabric(const json& config_in) {
       n.address = n.lid;
     }
   }
-  for (NicSpec& ns : spec.nics) {
-    ns.nic.hca.name = ns.nic.device;
-    ns.nic.hca.link_layer = ns.nic.link_layer;
-    ns.nic.hca.address = ns.nic.address;
-    ns.nic.hca.node_guid = ns.nic.node_guid;
-    ns.nic.hca.max_mtu = spec.mtu;
+  for (NicSpec& entry : spec.nics) {
+    HostNic& n = entry.nic;
+    n.hca.name = n.device;
+    n.hca.link_layer = n.link_layer;
+    n.hca.address = n.address;
+    n.hca.node_guid = n.node_guid;
+    n.hca.max_mtu = spec.mtu;
   }
 
   const RouteTable rt = compute_routes(spec);

@@ -1,6 +1,7 @@
 // A validated fabric description parsed from JSON: NICs, switches and links, not yet built.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ struct LinkSpec {
 struct NicSpec {
   HostNic nic;                    // every field final except rate (set from its link)
   uint64_t queue_bytes = 1 << 20; // host egress limit per traffic class
+  std::array<uint32_t, 8> dwrr_weights{};  // host egress scheduling; 0 = strict priority
 };
 
 struct FabricSpec {

@@ -113,3 +113,42 @@ TEST_CASE("host port: ready() follows room and pause; the ready callback fires o
   CHECK(hp.ready(0));
   CHECK(hp.egress().counters().drops == 0);
 }
+
+TEST_CASE("egress: DWRR weights 1 and 3 send 1 and 3 packets of 1 KiB per round") {
+  Engine e;
+  EgressConfig cfg{.rate = Rate::gbps(100)};
+  cfg.dwrr_weights[1] = 1;  // quantum 1 * 1024 B: one 1024 B packet a round
+  cfg.dwrr_weights[2] = 3;  // quantum 3 * 1024 B: three a round
+  EgressPort port(e, cfg);
+  test::Recorder rx(e);
+  LinkDirection link(e, port, rx, 0, 0);
+  auto kib = [](uint8_t prio) {
+    auto p = test::roce_packet(0, prio);
+    p->wire_bytes = 1024;
+    return p;
+  };
+  port.enqueue(kib(7));  // strict class: goes first and occupies the wire meanwhile
+  for (int i = 0; i < 8; ++i) port.enqueue(kib(1));
+  for (int i = 0; i < 8; ++i) port.enqueue(kib(2));
+  e.run();
+  REQUIRE(rx.arrivals.size() == 17);
+  // rounds: (1, 2 2 2), (1, 2 2 2), (1, 2 2: class 2 is empty), then class 1 alone
+  const uint8_t expected[] = {7, 1, 2, 2, 2, 1, 2, 2, 2, 1, 2, 2, 1, 1, 1, 1, 1};
+  for (size_t i = 0; i < 17; ++i) CHECK(rx.arrivals[i].pkt->priority == expected[i]);
+}
+
+TEST_CASE("egress: strict classes (weight 0) go before DWRR classes of any number") {
+  Engine e;
+  EgressConfig cfg{.rate = Rate::gbps(100)};
+  cfg.dwrr_weights[6] = 1;
+  EgressPort port(e, cfg);
+  test::Recorder rx(e);
+  LinkDirection link(e, port, rx, 0, 0);
+  port.enqueue(test::roce_packet(100, 0, 1, 2, 1));  // on the wire at once
+  port.enqueue(test::roce_packet(100, 6, 1, 2, 2));
+  port.enqueue(test::roce_packet(100, 0, 1, 2, 3));
+  e.run();
+  REQUIRE(rx.arrivals.size() == 3);
+  CHECK(rx.arrivals[1].pkt->id == 3);
+  CHECK(rx.arrivals[2].pkt->id == 2);
+}

@@ -108,3 +108,14 @@ TEST_CASE("config: the star generator expands to N hosts on one switch") {
   CHECK(first_error(bad) ==
         "fabric.topology.type: \"ring\" is not a known topology; expected \"star\" or \"back_to_back\"");
 }
+
+TEST_CASE("config: dwrr_weights needs 8 weights 0..1000") {
+  json c = topo::default_fabric_config();
+  c["switches"][0]["dwrr_weights"] = {0, 0, 0, 1, 4, 0, 0, 0};
+  CHECK(first_error(c) == "");
+  c["switches"][0]["dwrr_weights"] = {0, 0, 0, 1, -4, 0, 0, 0};
+  CHECK(first_error(c) ==
+        "fabric.switches[0].dwrr_weights[4]: -4 is not a weight; expected an integer 0..1000 (0 = strict priority)");
+  c["switches"][0]["dwrr_weights"] = {1, 2};
+  CHECK(has_error(c, "fabric.switches[0].dwrr_weights: [1,2] is not an array of 8"));
+}
