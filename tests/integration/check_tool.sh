@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs one verbs tool on a private simulated fabric and checks its output.
+#
+# usage: check_tool.sh RDMASIM CONFIG|default HOST -- COMMAND... -- PATTERN...
+# Exits 0 when COMMAND exits 0 and every extended regular expression PATTERN matches a
+# line of its output.
+set -u
+rdmasim=$1; config=$2; host=$3; shift 3
+[ "$1" = "--" ] && shift
+cmd=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do cmd+=("$1"); shift; done
+shift
+dir=$(mktemp -d /tmp/rdmasim-test.XXXXXX)
+export RDMASIM_SOCKET=$dir/fabric.sock
+cfg=(); [ "$config" != default ] && cfg=("$config")
+"$rdmasim" fabric --socket "$RDMASIM_SOCKET" "${cfg[@]}" >"$dir/daemon.log" 2>&1 &
+dpid=$!
+trap 'kill $dpid 2>/dev/null; wait $dpid 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 100); do [ -S "$RDMASIM_SOCKET" ] && break; sleep 0.05; done
+timeout 60 "$rdmasim" exec --host "$host" -- "${cmd[@]}" >"$dir/out.log" 2>&1
+rc=$?
+cat "$dir/out.log"
+[ "$rc" = 0 ] || { echo "FAIL: ${cmd[*]} exited $rc"; tail -30 "$dir/daemon.log"; exit 1; }
+fail=0
+for p in "$@"; do
+  if grep -Eq -- "$p" "$dir/out.log"; then echo "ok: /$p/"; else echo "FAIL: no line matches /$p/"; fail=1; fi
+done
+exit $fail
