@@ -47,7 +47,7 @@ int try_connect(const std::string& path) {
 }
 
 // Starts `rdmasim fabric --auto` fully detached (double fork, setsid, stdio to /dev/null).
-// RDMASIM_FABRIC, if set, reaches it through the inherited environment.
+// RDMASIM_FABRIC, if set, is its config (and stays in its environment).
 void spawn_daemon() {
   const char* exe = getenv("RDMASIM_DAEMON");
   if (!exe || !*exe) exe = RDMASIM_DAEMON_PATH;
@@ -63,7 +63,11 @@ void spawn_daemon() {
       dup2(null_fd, 2);
       if (null_fd > 2) close(null_fd);
     }
-    execl(exe, "rdmasim", "fabric", "--auto", static_cast<char*>(nullptr));
+    const char* fabric = getenv("RDMASIM_FABRIC");
+    if (fabric && *fabric)
+      execl(exe, "rdmasim", "fabric", "--auto", fabric, static_cast<char*>(nullptr));
+    else
+      execl(exe, "rdmasim", "fabric", "--auto", static_cast<char*>(nullptr));
     _exit(127);
   }
   int st = 0;

@@ -1,6 +1,7 @@
 // IBVERBS_PRIVATE_34: the provider interface of rdma-core. Real providers (libmlx5,
 // libefa, ...) get loaded by tools that link them and bind these at load time (BIND_NOW),
 // but no provider ever drives a device here, so every call reports EOPNOTSUPP.
+// (ibv_query_gid_type, which ibv_devinfo calls, is implemented in verbs.cpp.)
 // verbs_register_driver_34, called by libmlx5's constructor, is accepted and ignored.
 #include <cerrno>
 
@@ -23,7 +24,6 @@ PRIV_PTR(_verbs_init_and_alloc_context)
 PRIV_PTR(verbs_open_device)
 extern "C" unsigned int __ioctl_final_num_attrs(unsigned int num_attrs, void*) { return num_attrs; }
 PRIV_INT(execute_ioctl)
-PRIV_INT(ibv_query_gid_type)
 extern "C" int ibv_read_ibdev_sysfs_file() { errno = EOPNOTSUPP; return -1; }
 
 PRIV_INT(ibv_cmd_advise_mr)

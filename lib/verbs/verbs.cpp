@@ -404,6 +404,24 @@ ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* entries, size_
   return static_cast<ssize_t>(n);
 }
 
+// IBVERBS_PRIVATE_34, but ibv_devinfo calls it. `type` is enum ibv_gid_type_sysfs
+// (0: IB / RoCE v1, 1: RoCE v2). Returns 0, or -1 with errno.
+int ibv_query_gid_type(ibv_context* context, uint8_t port, unsigned int index, int* type) {
+  RDMASIM_HW_FORWARD(ibv_query_gid_type, context, port, index, type);
+  ipc::QueryPortResp p{};
+  if (int rc = query_port_full(context, port, p)) {
+    errno = rc;
+    return -1;
+  }
+  ibv_gid_entry e{};
+  if (int rc = gid_entry(context, port, index, &e, p)) {
+    errno = rc == ENODATA ? EINVAL : rc;
+    return -1;
+  }
+  *type = e.gid_type == IBV_GID_TYPE_ROCE_V2 ? 1 : 0;
+  return 0;
+}
+
 int RDMASIM_V11(ibv_query_pkey)(ibv_context* context, uint8_t port, int index, __be16* pkey) {
   RDMASIM_HW_FORWARD(ibv_query_pkey, context, port, index, pkey);
   ipc::QueryPortResp p{};
