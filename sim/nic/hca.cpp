@@ -317,6 +317,7 @@ void Hca::receive(net::PacketPtr pkt, int /*port*/) {
     Qp& qp = *it->second;
     const uint8_t op = shared->bth.opcode & 0x1f;
     const bool response = qp.init.type == QpType::RC && op >= 0x0d && op <= 0x12;
+    m.rx_pkt = shared.get();
     if (response) {
       m.handle_response(qp, *shared);
     } else if (qp.init.type == QpType::UD) {
@@ -324,6 +325,7 @@ void Hca::receive(net::PacketPtr pkt, int /*port*/) {
     } else {
       m.handle_request(qp, *shared);
     }
+    m.rx_pkt = nullptr;
   });
 }
 

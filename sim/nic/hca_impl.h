@@ -145,6 +145,9 @@ struct Hca::Impl {
   std::deque<uint32_t> active;
   bool pumping = false;
   bool pump_again = false;
+  // The packet the transport is handling now (null outside receive): receive completions
+  // take slid and sl from it on InfiniBand.
+  const net::Packet* rx_pkt = nullptr;
   // Events the HCA schedules hold a weak reference to this token and do nothing once the
   // Hca is gone, so an Hca may be destroyed while the engine still has its events.
   std::shared_ptr<int> alive = std::make_shared<int>(0);
@@ -196,6 +199,8 @@ struct Hca::Impl {
   void go_back(Qp& qp, uint32_t psn);    // retransmit from psn
   void handle_response(Qp& qp, net::Packet& p);
   void complete_acked(Qp& qp);           // completes the done WQEs at the head of the SQ
+  // In SQD: once nothing is outstanding, clears sq_draining and raises SQ_DRAINED.
+  void check_drained(Qp& qp);
   // Completes the WQEs before sq[i] (done: success, else flushed), sq[i] with `status`,
   // and moves the QP to ERR (which flushes the rest).
   void fail_wqe(Qp& qp, size_t i, WcStatus status);

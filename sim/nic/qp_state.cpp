@@ -134,7 +134,16 @@ int Hca::Impl::modify_qp(Qp& qp, const QpAttr& a, uint32_t mask) {
   }
   if (next == QpState::Err && cur != QpState::Err) enter_error(qp);
   if (next == QpState::Reset && cur != QpState::Reset) reset_qp(qp);
-  if (next == QpState::Rts) kick(qp);
+  if (next == QpState::Sqd && cur == QpState::Rts) {
+    // No new WQE starts (see has_tx_work); started ones finish and are retransmitted as
+    // needed, then SQ_DRAINED.
+    s.sq_draining = true;
+    check_drained(qp);
+  }
+  if (next == QpState::Rts) {
+    s.sq_draining = false;
+    kick(qp);
+  }
   return 0;
 }
 

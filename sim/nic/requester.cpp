@@ -25,9 +25,11 @@ bool Hca::Impl::outstanding(const Qp& qp) const {
 
 bool Hca::Impl::has_tx_work(const Qp& qp) const {
   if (!qp.resp_queue.empty()) return true;
-  if (qp.attr.qp_state != QpState::Rts || engine.is_pending(qp.rnr_wait)) return false;
+  const QpState st = qp.attr.qp_state;
+  if ((st != QpState::Rts && st != QpState::Sqd) || engine.is_pending(qp.rnr_wait)) return false;
   if (qp.tx_wqe >= qp.sq.size() || !qp.sq[qp.tx_wqe].eligible) return false;
   const SendWqe& w = qp.sq[qp.tx_wqe];
+  if (st == QpState::Sqd && !w.started) return false;  // draining: nothing new starts
   if (qp.init.type == QpType::RC && w.is_read_or_atomic()) {
     // At most max_rd_atomic READ/atomic requests outstanding (the peer's responder limit).
     size_t n = 0;
@@ -222,7 +224,8 @@ void Hca::Impl::on_ack_timeout(uint32_t qpn) {
   if (it == qps.end()) return;
   Qp& qp = *it->second;
   qp.ack_timer = EventId{};
-  if (qp.attr.qp_state != QpState::Rts || !outstanding(qp)) return;
+  if ((qp.attr.qp_state != QpState::Rts && qp.attr.qp_state != QpState::Sqd) || !outstanding(qp))
+    return;
   counters.timeouts++;
   size_t i = 0;
   while (i < qp.sq.size() && qp.sq[i].done) ++i;
@@ -365,7 +368,7 @@ void Hca::Impl::handle_response(Qp& qp, net::Packet& p) {
     qp.rnr_retries_left = qp.attr.rnr_retry;
   }
   complete_acked(qp);
-  if (qp.attr.qp_state != QpState::Rts) return;
+  if (qp.attr.qp_state != QpState::Rts && qp.attr.qp_state != QpState::Sqd) return;
   if (outstanding(qp)) {
     if (progress) arm_ack_timer(qp);
   } else {
@@ -381,6 +384,18 @@ void Hca::Impl::complete_acked(Qp& qp) {
     qp.sq.pop_front();
     if (qp.tx_wqe > 0) qp.tx_wqe--;
     complete_send(qp, w, WcStatus::Success);
+  }
+  check_drained(qp);
+}
+
+void Hca::Impl::check_drained(Qp& qp) {
+  if (qp.attr.qp_state != QpState::Sqd || !qp.attr.sq_draining || outstanding(qp)) return;
+  qp.attr.sq_draining = false;
+  if (qp.attr.en_sqd_async_notify && async_sink) {
+    AsyncEvent ev;
+    ev.type = AsyncEventType::SqDrained;
+    ev.qpn = qp.qpn;
+    async_sink(ev);
   }
 }
 

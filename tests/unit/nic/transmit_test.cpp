@@ -154,3 +154,41 @@ TEST_CASE("rc: a bad lkey fails locally with LOC_PROT_ERR; a short receive is LO
   REQUIRE(q.a.wcs.size() == 1);
   CHECK(q.a.wcs[0].wc.status == WcStatus::RemInvReqErr);  // NAK invalid request
 }
+
+TEST_CASE("sqd: a started message finishes, the next WQE waits, SQ_DRAINED fires; RTS resumes") {
+  QpParams q;
+  q.mtu = 1;  // 256
+  Pair p(q);
+  auto src = pattern(2048, 1);
+  std::vector<uint8_t> dst(2048, 0);
+  auto ks = p.reg(p.a, src);
+  auto kd = p.reg(p.b, dst);
+  std::vector<AsyncEvent> events;
+  p.a.hca->set_async_sink([&](const AsyncEvent& e) { events.push_back(e); });
+  p.a.wire->open = false;
+  REQUIRE(p.a.hca->post_send(p.a.qpn, write_wr(src, ks, dst, kd.rkey, 0, 1024)) == 0);
+  REQUIRE(p.a.hca->post_send(p.a.qpn, write_wr(src, ks, dst, kd.rkey, 1024, 1024)) == 0);
+  p.engine.run_until(us(1));
+  // Let exactly one packet of the first WRITE out, then drain.
+  p.a.wire->open = true;
+  p.a.wire->drop = [&](const net::Packet&) { p.a.wire->open = false; return false; };
+  p.a.wire->reopen();
+  p.a.wire->drop = nullptr;
+  QpAttr sqd;
+  sqd.qp_state = QpState::Sqd;
+  sqd.en_sqd_async_notify = true;
+  REQUIRE(p.a.hca->modify_qp(p.a.qpn, sqd, kQpState | kQpEnSqdAsyncNotify) == 0);
+  p.a.wire->reopen();
+  p.engine.run();
+  CHECK(std::memcmp(dst.data(), src.data(), 1024) == 0);  // the started WRITE completed
+  CHECK(dst[1024] == 0);                                   // the second never started
+  REQUIRE(p.a.wcs.size() == 1);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].type == AsyncEventType::SqDrained);
+  QpAttr rts;
+  rts.qp_state = QpState::Rts;
+  REQUIRE(p.a.hca->modify_qp(p.a.qpn, rts, kQpState) == 0);
+  p.engine.run();
+  CHECK(dst == src);
+  CHECK(p.a.wcs.size() == 2);
+}
