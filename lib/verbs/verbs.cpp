@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <endian.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -56,6 +57,14 @@ bool take_mapping(int nfds, int* fds, Mapping& m) {
   m.base = rdmasim::backend::map_memfd(fds[0], &m.len, true);
   for (int i = 0; i < nfds; ++i) close(fds[i]);
   return m.base != nullptr;
+}
+
+// rdma-core's channel and async fds block in read() until an event arrives; an
+// application that wants EAGAIN sets O_NONBLOCK itself. The daemon hands them out
+// non-blocking (the flag lives in the shared file description; the daemon only writes).
+void make_blocking(int fd) {
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0 && (fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 }
 
 // ---- devices ----
@@ -247,6 +256,7 @@ ibv_context* open_daemon_device(Device* d) {
   c.device = &d->dev;
   c.cmd_fd = -1;
   c.async_fd = ctx->client->async_fd();
+  make_blocking(c.async_fd);
   c.num_comp_vectors = 1;
   c.abi_compat = __VERBS_ABI_IS_EXTENDED;
   pthread_mutex_init(&c.mutex, nullptr);
@@ -688,6 +698,7 @@ ibv_comp_channel* ibv_create_comp_channel(ibv_context* context) {
     return fail<ibv_comp_channel>(EPROTO);
   }
   ch->ring = ipc::RingView<ipc::CompEvent>(ch->map.base, resp.ring_size);
+  make_blocking(fds[1]);
   ch->handle = resp.handle;
   ch->ch.context = context;
   ch->ch.fd = fds[1];
