@@ -1,4 +1,19 @@
 // Internal state of the HCA model (the pimpl of Hca): objects, queues and the transport.
+//
+// Model notes (the contracts the .cpp files share):
+// - hca.cpp: object tables and verbs entry points; mr.cpp: key/bounds/access checks and
+//   DMA; qp_state.cpp: the IBTA state machine; packet.cpp: headers, addressing, sizes;
+//   requester.cpp: segmentation, round robin, ACK/NAK handling, timers; responder.cpp:
+//   PSN checks, data placement, READ responses, atomics, ACKs, UD receives.
+// - A send WQE becomes eligible wqe_latency after post_send; a received packet is handled
+//   rx_latency after it arrives. Data is gathered from memory when a WQE first starts and
+//   kept for retransmission; READ responses read remote memory when the request executes.
+// - RC: the requester asks for an ACK on the last packet of a message and every ack_every
+//   packets; the responder ACKs those (and every ack_every packets regardless). The local
+//   ACK timer restarts on every packet sent and on ACK progress; retry and RNR counters
+//   reset on progress. A sequence NAK costs one retry, like a timeout.
+// - Any error completion moves the QP to ERR, which flushes the rest (WR_FLUSH_ERR).
+// - lkey == rkey. Atomic originals are returned in host byte order.
 #pragma once
 
 #include <cstdint>

@@ -239,3 +239,25 @@ TEST_CASE("packet: RoCEv2 addressing and wire size of a 200 B UD send") {
   CHECK(seen.wire_bytes == 290);
   CHECK(seen.udp_src_port >= 0xc000);
 }
+
+TEST_CASE("rc: ACKs are coalesced every ack_every (16) packets and at the message end") {
+  QpParams qp;
+  qp.mtu = 3;  // 1024
+  Pair p(qp);
+  auto src = pattern(40 * 1024, 8);
+  std::vector<uint8_t> dst(40 * 1024, 0);
+  auto ks = p.reg(p.a, src);
+  auto kd = p.reg(p.b, dst);
+  SendWr wr;
+  wr.opcode = WrOpcode::RdmaWrite;
+  wr.send_flags = kSendSignaled;
+  wr.sgl = {sge_of(src, ks.lkey)};
+  wr.remote_addr = reinterpret_cast<uint64_t>(dst.data());
+  wr.rkey = kd.rkey;
+  REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
+  p.engine.run();
+  CHECK(dst == src);
+  // 40 packets: ACKs after packets 16, 32 and 40.
+  CHECK(p.b.hca->counters().acks_sent == 3);
+  CHECK(p.a.hca->counters().tx_packets == 40);
+}
