@@ -15,6 +15,9 @@ namespace {
 // One side of the pair: its objects and mapped rings.
 struct Side {
   RawClient c;
+  uint32_t channel = 0;  // set before setup() to attach the CQ to a completion channel
+  uint32_t cq_entries = 16;
+  ipc::CqControl* cq_ctl = nullptr;
   uint32_t pd = 0, cq = 0, qp = 0, qpn = 0, lkey = 0, rkey = 0;
   uint8_t gid[16] = {};
   ipc::RingView<ipc::Cqe> cq_ring;
@@ -29,6 +32,11 @@ struct Side {
 
   void setup(const char* host) {
     REQUIRE(c.hello(host) == 0);
+    create_objects();
+  }
+
+  // PD, MR over buf, CQ, RC QP; after hello.
+  void create_objects() {
     auto port = c.call(ipc::Op::QueryPort, ipc::QueryPortReq{0, 1});
     REQUIRE(port->hdr.status == 0);
     std::memcpy(gid, port->as<ipc::QueryPortResp>().gids[0], 16);
@@ -44,13 +52,14 @@ struct Side {
     REQUIRE(m->hdr.status == 0);
     lkey = m->as<ipc::RegMrResp>().lkey;
     rkey = m->as<ipc::RegMrResp>().rkey;
-    auto q = c.call(ipc::Op::CreateCq, ipc::CreateCqReq{0, 16, 0, 0});
+    auto q = c.call(ipc::Op::CreateCq, ipc::CreateCqReq{0, cq_entries, channel, 0});
     REQUIRE(q->hdr.status == 0);
     auto cr = q->as<ipc::CreateCqResp>();
     cq = cr.handle;
     void* cq_mem = map(q->fds.at(0), cr.control_offset + sizeof(ipc::CqControl));
     REQUIRE(cq_mem != MAP_FAILED);
     cq_ring = ipc::RingView<ipc::Cqe>(cq_mem, cr.ring_size);
+    cq_ctl = reinterpret_cast<ipc::CqControl*>(static_cast<char*>(cq_mem) + cr.control_offset);
     ipc::CreateQpReq qr{};
     qr.pd = pd;
     qr.qp_type = IBV_QPT_RC;
@@ -65,6 +74,18 @@ struct Side {
     void* qp_mem = map(p->fds.at(0), pr.rq_offset + ipc::RingView<ipc::RqWqe>::bytes_for(pr.rq_size));
     REQUIRE(qp_mem != MAP_FAILED);
     sq = ipc::RingView<ipc::SqWqe>(qp_mem, pr.sq_size);
+  }
+
+  // Posts a SEND with an invalid SGE count: the daemon completes it with an error at once.
+  void post_bad(uint32_t index, uint64_t wr_id) {
+    ipc::SqWqe& w = sq.slot(index);
+    std::memset(&w, 0, sizeof w);
+    w.wr_id = wr_id;
+    w.wqe_index = index;
+    w.opcode = IBV_WR_SEND;
+    w.num_sge = ipc::kMaxSge + 5;
+    sq.header()->producer.store(index + 1, std::memory_order_release);
+    c.ring();
   }
 
   int modify(uint32_t mask, const ibv_qp_attr& a) {
@@ -171,4 +192,51 @@ TEST_CASE("daemon datapath: a WQE with too many SGEs completes with LOC_QP_OP_ER
   a.sq.header()->producer.store(1000000, std::memory_order_release);
   a.c.ring();
   CHECK(a.c.alloc_pd() != 0);  // still serving
+}
+
+TEST_CASE("daemon datapath: an armed CQ raises one event on its completion channel") {
+  TestDaemon d;
+  Side a(d.path());
+  REQUIRE(a.c.hello("server") == 0);
+  auto ch = a.c.call(ipc::Op::CreateCompChannel, ipc::CreateCompChannelReq{0});
+  REQUIRE(ch->hdr.status == 0);
+  REQUIRE(ch->fds.size() == 2);
+  auto cr = ch->as<ipc::CreateCompChannelResp>();
+  void* ring_mem = mmap(nullptr, ipc::RingView<ipc::CompEvent>::bytes_for(cr.ring_size),
+                        PROT_READ | PROT_WRITE, MAP_SHARED, ch->fds[0], 0);
+  REQUIRE(ring_mem != MAP_FAILED);
+  ipc::RingView<ipc::CompEvent> events(ring_mem, cr.ring_size);
+  a.channel = cr.handle;
+  a.create_objects();
+  a.cq_ctl->armed.store(1, std::memory_order_release);
+  a.post_bad(0, 1);
+  a.post_bad(1, 2);
+  ipc::Cqe cqe{};
+  REQUIRE(a.wait_cqe(2, &cqe));
+  CHECK(a.cq_ctl->armed.load() == 0);  // the daemon disarmed it when it raised the event
+  CHECK(events.header()->producer.load(std::memory_order_acquire) == 1);  // one event for two CQEs
+  CHECK(events.slot(0).cq_handle == a.cq);
+  uint64_t v = 0;
+  CHECK(read(ch->fds[1], &v, sizeof v) == sizeof v);  // the channel's fd became readable
+  CHECK(v == 1);
+  // A CQ still attached to the channel keeps it alive.
+  CHECK(a.c.call(ipc::Op::DestroyCompChannel, ipc::HandleReq{cr.handle})->hdr.status == EBUSY);
+}
+
+TEST_CASE("daemon datapath: a full CQ ring sets overrun and raises IBV_EVENT_CQ_ERR") {
+  TestDaemon d;
+  Side a(d.path());
+  a.cq_entries = 1;  // ring of round_up_pow2(1 + 1) = 2 slots
+  a.setup("server");
+  REQUIRE(a.cq_ring.size() == 2);
+  for (uint32_t i = 0; i < 3; ++i) a.post_bad(i, i);  // nobody consumes: the third overflows
+  ipc::ClientPage* page = a.c.page();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (page->async_ring_hdr.producer.load(std::memory_order_acquire) == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+  }
+  REQUIRE(page->async_ring_hdr.producer.load() == 1);
+  CHECK(page->async_slots[0].event_type == IBV_EVENT_CQ_ERR);
+  CHECK(page->async_slots[0].handle == a.cq);
+  CHECK(a.cq_ctl->overrun.load() == 1);
 }

@@ -147,6 +147,7 @@ class RawClient {
     return rep->hdr.status;
   }
   const ipc::HelloResp& hello_resp() const { return hello_; }
+  ipc::ClientPage* page() const { return page_; }
 
   // Rings the doorbell the way lib/backend does: bump, then wake the daemon if it sleeps.
   void ring() {
