@@ -317,3 +317,33 @@ TEST_CASE("rc: a port that goes down makes RC sends fail with RETRY_EXC_ERR, wit
   REQUIRE(events.size() == 1);
   CHECK(events[0].type == AsyncEventType::PortErr);
 }
+
+TEST_CASE("rc: a lost ACK makes a duplicate SEND that is re-ACKed, not delivered twice") {
+  QpParams qp;
+  qp.timeout = 1;  // 8.192 us
+  Pair p(qp);
+  std::vector<uint8_t> dst(64, 0);
+  auto kd = p.reg(p.b, dst);
+  for (int i = 0; i < 2; ++i) {
+    RecvWr rr;
+    rr.wr_id = i;
+    rr.sgl = {sge_of(dst, kd.lkey)};
+    REQUIRE(p.b.hca->post_recv(p.b.qpn, rr) == 0);
+  }
+  int n = 0;
+  p.b.wire->drop = [&](const net::Packet&) { return ++n == 1; };  // B's first ACK
+  SendWr wr;
+  wr.opcode = WrOpcode::Send;
+  wr.send_flags = kSendSignaled | kSendInline;
+  wr.inline_data = {5, 6};
+  REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
+  p.engine.run();
+  REQUIRE(p.a.wcs.size() == 1);
+  CHECK(p.a.wcs[0].wc.status == WcStatus::Success);
+  // Completed one timeout (8.192 us) after the first try.
+  CHECK(p.a.wcs[0].at > ns(8192));
+  CHECK(p.b.wcs.size() == 1);                      // one receive consumed
+  CHECK(p.b.hca->counters().duplicates == 1);
+  CHECK(p.b.hca->counters().acks_sent == 2);       // the lost one and the re-ACK
+  CHECK(p.a.hca->counters().retransmitted_packets == 1);
+}
