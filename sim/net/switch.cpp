@@ -19,6 +19,12 @@ Switch::Switch(Engine& engine, SwitchConfig config)
   pipeline_.set_sink([this](PacketPtr pkt) { forward(std::move(pkt)); });
 }
 
+Switch::~Switch() {
+  for (auto& p : ports_)
+    for (EventId id : p->xoff_refresh)
+      if (id) engine_.cancel(id);
+}
+
 int Switch::add_port(Rate rate) {
   EgressConfig ec = config_.egress;
   ec.rate = rate;
@@ -51,7 +57,7 @@ void Switch::receive(PacketPtr pkt, int port) {
     in.ingress_bytes[cls] += pkt->wire_bytes;
     if (!in.xoff_sent[cls] && in.ingress_bytes[cls] > config_.pfc.xoff_bytes) {
       in.xoff_sent[cls] = true;
-      send_pfc(port, cls, 0xffff);
+      send_xoff(port, cls);
     }
   }
   pipeline_.push(std::move(pkt));
@@ -83,8 +89,20 @@ void Switch::release(int ingress, uint8_t cls, uint32_t bytes) {
   in.ingress_bytes[cls] -= bytes;
   if (in.xoff_sent[cls] && in.ingress_bytes[cls] <= config_.pfc.xon_bytes) {
     in.xoff_sent[cls] = false;
+    if (in.xoff_refresh[cls]) engine_.cancel(in.xoff_refresh[cls]);
+    in.xoff_refresh[cls] = EventId{};
     send_pfc(ingress, cls, 0);
   }
+}
+
+void Switch::send_xoff(int port, uint8_t cls) {
+  send_pfc(port, cls, 0xffff);
+  // One quantum = 512 bit times = 64 B at the port rate; refresh at half the pause.
+  const Time half = tx_time(ports_[port]->egress->rate(), 64ull * 0xffff) / 2;
+  ports_[port]->xoff_refresh[cls] = engine_.schedule_in(half, [this, port, cls] {
+    ports_[port]->xoff_refresh[cls] = EventId{};
+    if (ports_[port]->xoff_sent[cls]) send_xoff(port, cls);
+  });
 }
 
 void Switch::send_pfc(int port, uint8_t cls, uint16_t quanta) {

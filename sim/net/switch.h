@@ -17,7 +17,8 @@ namespace rdmasim::net {
 
 // PFC on ingress: when the bytes that arrived on (port, class) and are still buffered
 // exceed xoff, the switch sends XOFF (quanta 0xffff) back out of that port; when they fall
-// to xon or below, XON (quanta 0). The pause is not refreshed before it expires.
+// to xon or below, XON (quanta 0). While XOFF holds, it is re-sent every half pause time
+// (0xffff quanta = 335.5 us at 100 Gb/s), so the upstream never resumes early.
 struct PfcConfig {
   bool enabled = false;
   uint64_t xoff_bytes = 0;
@@ -36,6 +37,7 @@ class Switch : public Node {
   Switch(Engine& engine, SwitchConfig config);
   Switch(const Switch&) = delete;
   Switch& operator=(const Switch&) = delete;
+  ~Switch() override;
 
   const std::string& name() const { return config_.name; }
   // Adds a port with its own egress at `rate`; returns its index (0, 1, ...).
@@ -59,11 +61,13 @@ class Switch : public Node {
     std::unique_ptr<EgressPort> egress;
     std::array<uint64_t, kNumClasses> ingress_bytes{};  // buffered bytes that arrived here
     std::array<bool, kNumClasses> xoff_sent{};
+    std::array<EventId, kNumClasses> xoff_refresh{};
   };
   void forward(PacketPtr pkt);
   void on_dequeue(const Packet& pkt);
   void release(int ingress, uint8_t cls, uint32_t bytes);
   void send_pfc(int port, uint8_t cls, uint16_t quanta);
+  void send_xoff(int port, uint8_t cls);
 
   Engine& engine_;
   SwitchConfig config_;

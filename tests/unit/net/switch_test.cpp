@@ -101,3 +101,28 @@ TEST_CASE("switch: PFC XOFF goes upstream above xoff, XON once drained to xon") 
   CHECK(sw.counters(in).pauses_sent % 2 == 0);
   CHECK(up.counters().pauses_received == sw.counters(in).pauses_sent);
 }
+
+TEST_CASE("switch: XOFF is refreshed every half pause time while the buffer stays full") {
+  Engine e;
+  SwitchConfig cfg{.name = "sw0", .forwarding_latency = 0};
+  cfg.pfc = PfcConfig{.enabled = true, .xoff_bytes = 10'000, .xon_bytes = 5'000};
+  Switch sw(e, cfg);
+  HostPort up(e, EgressConfig{.rate = Rate::gbps(100)});
+  test::Recorder down(e);
+  const int in = sw.add_port(Rate::gbps(100));
+  const int o = sw.add_port(Rate::mbps(100));  // 4178 B take 334.24 us: the buffer stays full
+  LinkDirection up_sw(e, up.egress(), sw, in, 0);
+  LinkDirection sw_up(e, sw.port(in), up, 0, 0);
+  LinkDirection sw_down(e, sw.port(o), down, 0, 0);
+  sw.set_route(2, {o});
+  for (int i = 0; i < 10; ++i) up.send(test::roce_packet(4096, 3, 1, 2, i));
+  // a single XOFF would expire at ~335.5 us (65535 * 512 bit / 100e9 b/s); at 400 us the
+  // refresh sent at ~167.8 us (and ~335.5 us) still holds the upstream
+  e.run_until(us(400));
+  CHECK(sw.counters(in).pauses_sent == 3);  // XOFF at ~1 us, refreshes at +167.8 and +335.5 us
+  CHECK(up.egress().paused(3));
+  e.run();
+  CHECK(down.arrivals.size() == 10);
+  CHECK(sw.counters(o).drops == 0);
+  CHECK_FALSE(up.egress().paused(3));
+}
