@@ -178,6 +178,10 @@ ibv_cq_ex* create_cq_ex_op(ibv_context* c, ibv_cq_init_attr_ex* attr) {
 }
 
 ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
+  if (getenv("RDMASIM_VERBS_DEBUG"))
+    fprintf(stderr, "rdmasim: create_qp type %d mask 0x%x cap %u/%u/%u/%u/%u\n", attr->qp_type,
+            attr->comp_mask, attr->cap.max_send_wr, attr->cap.max_recv_wr, attr->cap.max_send_sge,
+            attr->cap.max_recv_sge, attr->cap.max_inline_data);
   if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) return fail<ibv_qp>(EINVAL);
   if (attr->comp_mask & ~static_cast<uint32_t>(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
     return fail<ibv_qp>(EOPNOTSUPP);
@@ -196,8 +200,10 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
   ipc::CreateQpResp resp{};
   int fds[2];
   int nfds = 0;
-  if (int rc = call(c, ipc::Op::CreateQp, &req, sizeof(req), &resp, sizeof(resp), fds, 2, &nfds))
+  if (int rc = call(c, ipc::Op::CreateQp, &req, sizeof(req), &resp, sizeof(resp), fds, 2, &nfds)) {
+    if (getenv("RDMASIM_VERBS_DEBUG")) fprintf(stderr, "rdmasim: CreateQp: %s\n", strerror(rc));
     return fail<ibv_qp>(rc);
+  }
   auto* q = new Qp();
   bool ok = take_mapping(nfds, fds, q->map) &&
             ipc::RingView<ipc::SqWqe>::bytes_for(resp.sq_size) <= q->map.len &&
