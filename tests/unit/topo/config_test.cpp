@@ -106,7 +106,10 @@ TEST_CASE("config: the star generator expands to N hosts on one switch") {
   CHECK(topo::Fabric::check(b) == "2 hosts, 0 switches, 1 link, RoCEv2 25 Gb/s, MTU 4096");
   json bad = {{"topology", {{"type", "ring"}}}};
   CHECK(first_error(bad) ==
-        "fabric.topology.type: \"ring\" is not a known topology; expected \"star\" or \"back_to_back\"");
+        "fabric.topology.type: \"ring\" is not a known topology; expected \"star\", \"back_to_back\" or \"leaf_spine\"");
+  json ls = {{"topology", {{"type", "leaf_spine"}, {"leaves", 3}, {"spines", 2}, {"hosts_per_leaf", 4}}}};
+  // 3 * 4 host links + 3 * 2 leaf-spine links
+  CHECK(topo::Fabric::check(ls) == "12 hosts, 5 switches, 18 links, RoCEv2 100 Gb/s, MTU 4096");
 }
 
 TEST_CASE("config: dwrr_weights needs 8 weights 0..1000") {
