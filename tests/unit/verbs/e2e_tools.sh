@@ -1,0 +1,50 @@
+#!/bin/sh
+# End to end through the fabric daemon: Debian's unmodified tools, with our libibverbs.so.1
+# on LD_LIBRARY_PATH, on the daemon's default fabric (hosts "server" and "client"). The
+# first tool auto-starts the daemon (RDMASIM_DAEMON) on a private socket.
+# usage: e2e_tools.sh <dir of libibverbs.so.1> <rdmasim binary>
+set -u
+libdir=$1
+daemon=$2
+command -v ibv_devices >/dev/null || { echo "skip: ibverbs-utils missing"; exit 77; }
+tmp=$(mktemp -d /tmp/rdmasim-verbs-e2e.XXXXXX)
+export LD_LIBRARY_PATH="$libdir" RDMASIM_DAEMON="$daemon" RDMASIM_SOCKET="$tmp/fabric.sock"
+unset RDMASIM_BACKEND RDMASIM_FABRIC
+cleanup() { "$daemon" shutdown --socket "$RDMASIM_SOCKET" >/dev/null 2>&1; rm -rf "$tmp"; }
+trap cleanup EXIT
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+
+out=$(timeout 20 ibv_devices 2>&1) || fail "ibv_devices: $out"
+[ "$(echo "$out" | grep -cE '^[[:space:]]+[^[:space:]-]+[[:space:]]+[0-9a-f]{16}$')" -ge 1 ] || fail "ibv_devices lists no device: $out"
+out=$(timeout 20 ibv_devinfo -v 2>&1) || fail "ibv_devinfo -v: $out"
+echo "$out" | grep -q 'PORT_ACTIVE' || fail "ibv_devinfo: no active port"
+echo "$out" | grep -q 'GID\[  0\]' || fail "ibv_devinfo: no GID 0"
+
+# pair <tool and args>: server on host "server", client on host "client"; both must exit 0.
+pair() {
+  RDMASIM_HOST=server timeout 30 "$@" > "$tmp/srv.out" 2>&1 &
+  spid=$!
+  sleep 1
+  RDMASIM_HOST=client timeout 30 "$@" 127.0.0.1 > "$tmp/cli.out" 2>&1
+  crc=$?
+  wait $spid
+  src=$?
+  if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
+    fail "$* (client rc $crc, server rc $src)"
+    tail -5 "$tmp/cli.out" "$tmp/srv.out"
+  else
+    echo "ok: $*"
+  fi
+}
+pair ibv_rc_pingpong -g 0 -n 100
+pair ibv_rc_pingpong -g 0 -n 100 -e
+pair ibv_ud_pingpong -g 0 -n 50
+pair ibv_srq_pingpong -g 0 -n 50
+if command -v ib_write_bw >/dev/null; then
+  pair ib_write_bw -F -x 0 -n 200
+  pair ib_read_bw -F -x 0 -n 200
+  pair ib_atomic_bw -F -x 0 -n 100
+  pair ib_write_bw -F -x 0 -n 100 --use_old_post_send
+fi
+exit $status
