@@ -145,6 +145,7 @@ int DaemonClient::call(ipc::Op op, const void* req, size_t req_len, void* resp, 
                        int* fds, int max_fds, int* nfds) {
   std::lock_guard<std::mutex> lock(mu_);
   if (nfds) *nfds = 0;
+  if (sock_ < 0) return ENOTCONN;
   if (req_len + sizeof(ipc::MsgHeader) > ipc::kMaxMsgBytes) return EINVAL;
   alignas(8) char out[ipc::kMaxMsgBytes];
   ipc::MsgHeader hdr{};

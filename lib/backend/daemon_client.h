@@ -16,6 +16,11 @@ class DaemonClient {
   // The process-wide connection; nullptr with errno set when no daemon can be reached.
   static DaemonClient* get();
 
+  // A client without a socket, on pages the caller maps: for driving the data path in
+  // unit tests. Control calls on it fail with ENOTCONN.
+  DaemonClient(ipc::ClientPage* client_page, const ipc::GlobalPage* global_page, int wake_fd)
+      : client_page_(client_page), global_page_(global_page), wake_fd_(wake_fd) {}
+
   // One request/response round trip. Returns 0 or a positive errno (transport failure or
   // the daemon's status). Copies at most resp_len bytes of the body; received fds go to
   // `fds` (up to max_fds, the rest are closed), their count to *nfds.
