@@ -23,7 +23,7 @@ bool EgressPort::should_mark(uint8_t cls) {
 }
 
 bool EgressPort::enqueue(PacketPtr pkt, bool ignore_limit) {
-  if (pkt->kind == PacketKind::PfcPause) {
+  if (pkt->kind == PacketKind::PfcPause || pkt->kind == PacketKind::IbCredit) {
     control_.push_back(std::move(pkt));
     try_start();
     return true;
@@ -65,10 +65,29 @@ void EgressPort::pause_class(uint8_t cls, uint16_t quanta) {
   if (was_paused && !paused(cls) && drain_cb_) drain_cb_();
 }
 
+void EgressPort::enable_credits(uint32_t receiver_buffer_bytes) {
+  credits_enabled_ = true;
+  credit_limit_.fill(receiver_buffer_bytes);
+  credit_sent_.fill(0);
+}
+
+void EgressPort::apply_credit(const Packet& fc) {
+  const uint8_t vl = fc.vl & 7;
+  // Limits only move forward (a reordered, older update must not shrink it).
+  if (static_cast<int32_t>(fc.credits - credit_limit_[vl]) > 0) credit_limit_[vl] = fc.credits;
+  try_start();
+  if (drain_cb_) drain_cb_();
+}
+
+bool EgressPort::sendable(int c) const {
+  if (queues_[c].empty() || paused(static_cast<uint8_t>(c))) return false;
+  if (!credits_enabled_) return true;
+  const uint32_t after = credit_sent_[c] + queues_[c].front()->wire_bytes;
+  return static_cast<int32_t>(credit_limit_[c] - after) >= 0;
+}
+
 int EgressPort::pick_dwrr() {
-  auto eligible = [this](int c) {
-    return config_.dwrr_weights[c] > 0 && !queues_[c].empty() && !paused(c);
-  };
+  auto eligible = [this](int c) { return config_.dwrr_weights[c] > 0 && sendable(c); };
   bool any = false;
   for (int c = 0; c < kNumClasses; ++c) {
     if (eligible(c)) any = true;
@@ -100,7 +119,7 @@ int EgressPort::pick_class(Time* wake) {
   for (int c = 0; c < kNumClasses; ++c)
     if (!queues_[c].empty() && paused(c)) *wake = std::min(*wake, paused_until_[c]);
   for (int c = kNumClasses - 1; c >= 0; --c) {
-    if (config_.dwrr_weights[c] == 0 && !queues_[c].empty() && !paused(c)) return c;
+    if (config_.dwrr_weights[c] == 0 && sendable(c)) return c;
   }
   return pick_dwrr();
 }
@@ -127,7 +146,11 @@ void EgressPort::try_start() {
   }
   on_wire_ = std::move(q->front());
   q->pop_front();
-  if (q != &control_) queued_bytes_[on_wire_->priority & 7] -= on_wire_->wire_bytes;
+  if (q != &control_) {
+    const uint8_t c = on_wire_->priority & 7;
+    queued_bytes_[c] -= on_wire_->wire_bytes;
+    if (credits_enabled_) credit_sent_[c] += on_wire_->wire_bytes;
+  }
   if (dequeue_hook_) dequeue_hook_(*on_wire_);
   tx_done_ = engine_.schedule_in(tx_time(config_.rate, on_wire_->wire_bytes), [this] { tx_done(); });
 }

@@ -36,7 +36,7 @@ struct EgressConfig {
   std::array<uint32_t, 8> dwrr_weights{};
 };
 
-// Scheduling: PFC frames first (MAC control is never paused), then the strict-priority
+// Scheduling: PFC and IB credit frames first (link control is never paused), then the strict-priority
 // classes (weight 0), class 7 highest, then the DWRR classes in round-robin order. A packet already serializing is never preempted (by priority or pause).
 // The serializer holds at most one pending event; a second event may wait for the earliest
 // pause to expire when every non-empty class is paused.
@@ -78,6 +78,15 @@ class EgressPort {
   PortCounters& counters() { return counters_; }
   const PortCounters& counters() const { return counters_; }
 
+  // InfiniBand credit-based flow control. Once enabled, class (VL) c starts a packet only
+  // while the bytes it has sent, plus the packet, stay within the flow-control credit limit
+  // (FCCL) the receiver advertised; the limit starts at `receiver_buffer_bytes` per VL.
+  // Counts are bytes, compared modulo 2^32 as IBTA compares its 12-bit block counts.
+  void enable_credits(uint32_t receiver_buffer_bytes);
+  // An IbCredit packet arrived: raises the limit of VL fc.vl to fc.credits.
+  void apply_credit(const Packet& fc);
+  bool credits_enabled() const { return credits_enabled_; }
+
   // Called with each packet as it leaves the queue (starts serializing); the switch uses it
   // to account ingress buffer occupancy for PFC.
   void set_dequeue_hook(std::function<void(const Packet&)> hook) { dequeue_hook_ = std::move(hook); }
@@ -88,6 +97,8 @@ class EgressPort {
   // earliest pause expiry of a non-empty paused class.
   int pick_class(Time* wake);
   int pick_dwrr();
+  // Non-empty, not paused, and (with credits) within the VL's credit limit.
+  bool sendable(int cls) const;
   void tx_done();
   bool should_mark(uint8_t cls);
 
@@ -103,6 +114,9 @@ class EgressPort {
   std::array<uint64_t, kNumClasses> deficit_{};    // DWRR
   std::array<bool, kNumClasses> credited_{};       // quantum added on the current visit
   int rr_ = 0;                                     // DWRR cursor
+  bool credits_enabled_ = false;
+  std::array<uint32_t, kNumClasses> credit_limit_{};  // FCCL per VL, bytes mod 2^32
+  std::array<uint32_t, kNumClasses> credit_sent_{};   // FCTBS per VL, bytes mod 2^32
   PacketPtr on_wire_;
   EventId tx_done_;
   EventId pause_wake_;

@@ -16,6 +16,9 @@ inline constexpr uint32_t kIbHeaders = 8 + 12 + 4 + 2;
 // The smallest Ethernet frame on the wire (64 B frame + preamble + IFG), e.g. a PFC frame.
 inline constexpr uint32_t kEthernetMinWire = 64 + 8 + 12;
 
+// An InfiniBand flow-control packet: 4 B (op, FCTBS, VL, FCCL) + 2 B LPCRC.
+inline constexpr uint32_t kIbFlowControlBytes = 6;
+
 // Wire bytes of a base transport packet (BTH only, no extension headers) with `payload` B.
 constexpr uint32_t base_wire_bytes(LinkLayer ll, uint32_t payload) {
   switch (ll) {

@@ -1,5 +1,7 @@
 #include "sim/net/host_port.h"
 
+#include "sim/net/headers.h"
+
 namespace rdmasim::net {
 
 HostPort::HostPort(Engine& engine, EgressConfig config) : egress_(engine, config) {}
@@ -20,11 +22,37 @@ void HostPort::receive(PacketPtr pkt, int) {
     egress_.apply_pause(*pkt);
     return;
   }
+  if (pkt->kind == PacketKind::IbCredit) {
+    egress_.apply_credit(*pkt);
+    return;
+  }
+  if (own_buffer_bytes_) {
+    const uint8_t vl = pkt->priority & 7;
+    credits_freed_[vl] += pkt->wire_bytes;
+    auto fc = std::make_unique<Packet>();
+    fc->kind = PacketKind::IbCredit;
+    fc->link_layer = LinkLayer::InfiniBand;
+    fc->priority = vl;
+    fc->vl = vl;
+    fc->credits = credits_freed_[vl] + own_buffer_bytes_;  // FCCL
+    fc->wire_bytes = kIbFlowControlBytes;
+    fc->frame_bytes = kIbFlowControlBytes;
+    egress_.enqueue(std::move(fc));
+  }
   if (!receiver_) {
     ++undelivered_;
     return;
   }
   receiver_->receive(std::move(pkt), 1);
+}
+
+}  // namespace rdmasim::net
+
+namespace rdmasim::net {
+
+void HostPort::enable_credits(uint32_t peer_buffer_bytes, uint32_t own_buffer_bytes) {
+  egress_.enable_credits(peer_buffer_bytes);
+  own_buffer_bytes_ = own_buffer_bytes;
 }
 
 }  // namespace rdmasim::net

@@ -25,11 +25,12 @@ Switch::~Switch() {
       if (id) engine_.cancel(id);
 }
 
-int Switch::add_port(Rate rate) {
+int Switch::add_port(Rate rate, uint32_t peer_buffer_bytes) {
   EgressConfig ec = config_.egress;
   ec.rate = rate;
   auto p = std::make_unique<Port>();
   p->egress = std::make_unique<EgressPort>(engine_, ec);
+  if (config_.ib_vl_buffer_bytes) p->egress->enable_credits(peer_buffer_bytes);
   p->egress->set_dequeue_hook([this](const Packet& pkt) { on_dequeue(pkt); });
   ports_.push_back(std::move(p));
   return static_cast<int>(ports_.size() - 1);
@@ -48,6 +49,10 @@ void Switch::receive(PacketPtr pkt, int port) {
   c.rx_bytes += pkt->wire_bytes;
   if (pkt->kind == PacketKind::PfcPause) {
     ports_[port]->egress->apply_pause(*pkt);
+    return;
+  }
+  if (pkt->kind == PacketKind::IbCredit) {
+    ports_[port]->egress->apply_credit(*pkt);
     return;
   }
   pkt->switch_ingress = port;
@@ -79,12 +84,14 @@ void Switch::forward(PacketPtr pkt) {
 }
 
 void Switch::on_dequeue(const Packet& pkt) {
-  if (pkt.kind == PacketKind::PfcPause) return;
+  if (pkt.kind == PacketKind::PfcPause || pkt.kind == PacketKind::IbCredit) return;
   release(pkt.switch_ingress, pkt.priority & 7, pkt.wire_bytes);
 }
 
 void Switch::release(int ingress, uint8_t cls, uint32_t bytes) {
-  if (!config_.pfc.enabled || ingress < 0) return;
+  if (ingress < 0) return;
+  if (config_.ib_vl_buffer_bytes) return_credit(ingress, cls, bytes);
+  if (!config_.pfc.enabled) return;
   Port& in = *ports_[ingress];
   in.ingress_bytes[cls] -= bytes;
   if (in.xoff_sent[cls] && in.ingress_bytes[cls] <= config_.pfc.xon_bytes) {
@@ -93,6 +100,21 @@ void Switch::release(int ingress, uint8_t cls, uint32_t bytes) {
     in.xoff_refresh[cls] = EventId{};
     send_pfc(ingress, cls, 0);
   }
+}
+
+void Switch::return_credit(int port, uint8_t vl, uint32_t bytes) {
+  Port& in = *ports_[port];
+  in.credits_freed[vl] += bytes;
+  auto fc = std::make_unique<Packet>();
+  fc->kind = PacketKind::IbCredit;
+  fc->link_layer = LinkLayer::InfiniBand;
+  fc->priority = vl;
+  fc->vl = vl;
+  fc->credits = in.credits_freed[vl] + config_.ib_vl_buffer_bytes;  // FCCL
+  fc->wire_bytes = kIbFlowControlBytes;
+  fc->frame_bytes = kIbFlowControlBytes;
+  fc->created = engine_.now();
+  in.egress->enqueue(std::move(fc));
 }
 
 void Switch::send_xoff(int port, uint8_t cls) {

@@ -30,6 +30,10 @@ struct SwitchConfig {
   Time forwarding_latency = ns(200);  // from last bit in to entering the egress queue
   EgressConfig egress;                // template for every port; add_port() sets the rate
   PfcConfig pfc;
+  // InfiniBand: receive buffer per (ingress port, VL). Non-zero makes the switch return
+  // credits upstream (an IbCredit packet with the new FCCL) as packets leave its buffer,
+  // and credit-limit its own egress ports; see EgressPort::enable_credits.
+  uint32_t ib_vl_buffer_bytes = 0;
 };
 
 class Switch : public Node {
@@ -40,8 +44,9 @@ class Switch : public Node {
   ~Switch() override;
 
   const std::string& name() const { return config_.name; }
-  // Adds a port with its own egress at `rate`; returns its index (0, 1, ...).
-  int add_port(Rate rate);
+  // Adds a port with its own egress at `rate`; returns its index (0, 1, ...). With IB
+  // credits, `peer_buffer_bytes` is the receive buffer per VL of the node at the far end.
+  int add_port(Rate rate, uint32_t peer_buffer_bytes = 0);
   size_t num_ports() const { return ports_.size(); }
   EgressPort& port(int i) { return *ports_[i]->egress; }
   const EgressPort& port(int i) const { return *ports_[i]->egress; }
@@ -62,12 +67,14 @@ class Switch : public Node {
     std::array<uint64_t, kNumClasses> ingress_bytes{};  // buffered bytes that arrived here
     std::array<bool, kNumClasses> xoff_sent{};
     std::array<EventId, kNumClasses> xoff_refresh{};
+    std::array<uint32_t, kNumClasses> credits_freed{};  // IB: bytes released, mod 2^32
   };
   void forward(PacketPtr pkt);
   void on_dequeue(const Packet& pkt);
   void release(int ingress, uint8_t cls, uint32_t bytes);
   void send_pfc(int port, uint8_t cls, uint16_t quanta);
   void send_xoff(int port, uint8_t cls);
+  void return_credit(int port, uint8_t vl, uint32_t bytes);
 
   Engine& engine_;
   SwitchConfig config_;
