@@ -44,10 +44,14 @@ class BuiltFabric : public Fabric {
     link_ports_.resize(spec_.links.size());
     for (size_t l = 0; l < spec_.links.size(); ++l) {
       const LinkSpec& ls = spec_.links[l];
-      auto end_port = [&](const LinkEnd& e) -> int {
-        return e.is_switch ? switches_[e.index]->add_port(ls.rate) : 0;
+      auto end_port = [&](const LinkEnd& e, const LinkEnd& peer) -> int {
+        if (!e.is_switch) {
+          if (ib()) host_ports_[e.index]->enable_credits(buffer(peer), buffer(e));
+          return 0;
+        }
+        return switches_[e.index]->add_port(ls.rate, buffer(peer));
       };
-      const int pa = end_port(ls.a), pb = end_port(ls.b);
+      const int pa = end_port(ls.a, ls.b), pb = end_port(ls.b, ls.a);
       link_ports_[l] = {pa, pb};
       links_.push_back(std::make_unique<net::LinkDirection>(engine, egress(ls.a, pa), node(ls.b), pb, ls.latency));
       links_.push_back(std::make_unique<net::LinkDirection>(engine, egress(ls.b, pb), node(ls.a), pa, ls.latency));
@@ -89,6 +93,12 @@ class BuiltFabric : public Fabric {
   }
 
  private:
+  bool ib() const { return spec_.link_layer == net::LinkLayer::InfiniBand; }
+  // The receive buffer per VL of a link end (IB credit limit).
+  uint32_t buffer(const LinkEnd& e) const {
+    return e.is_switch ? spec_.switches[e.index].ib_vl_buffer_bytes
+                       : spec_.nics[e.index].ib_vl_buffer_bytes;
+  }
   net::EgressPort& egress(const LinkEnd& e, int port) {
     return e.is_switch ? switches_[e.index]->port(port) : host_ports_[e.index]->egress();
   }

@@ -43,11 +43,12 @@ struct NicParams {
   std::string fw_ver = "rdmasim";
   uint64_t queue_bytes = 1 << 20;
   std::array<uint32_t, 8> dwrr_weights{};
+  uint32_t ib_vl_buffer_bytes = 128 * 1024;
   nic::HcaConfig hca;
 };
 
 #define RDMASIM_NIC_KEYS "vendor_id", "vendor_part_id", "hw_ver", "fw_ver", "queue_kb", \
-    "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits", "dwrr_weights"
+    "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits", "dwrr_weights", "ib_vl_buffer_kb"
 
 // nic::HcaConfig limits settable from "limits"; each must be >= 1.
 struct LimitField {
@@ -100,9 +101,12 @@ void read_nic_params(ConfigReader& r, const json& j, const std::string& path, Ni
       r.integer(j, "ack_every", path, p.hca.ack_every, 1, 1 << 24, "a packet count >= 1"));
   if (j.contains("limits")) read_limits(r, j["limits"], join(path, "limits"), p.hca);
   read_weights(r, j, path, p.dwrr_weights);
+  p.ib_vl_buffer_bytes = 1024 * static_cast<uint32_t>(r.integer(
+      j, "ib_vl_buffer_kb", path, p.ib_vl_buffer_bytes / 1024, 1, 1 << 20,
+      "an InfiniBand receive buffer per VL in KiB >= 1"));
 }
 
-#define RDMASIM_SWITCH_KEYS "forwarding_latency_ns", "queue_kb", "ecn", "pfc", "dwrr_weights"
+#define RDMASIM_SWITCH_KEYS "forwarding_latency_ns", "queue_kb", "ecn", "pfc", "dwrr_weights", "ib_vl_buffer_kb"
 
 void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
                         net::SwitchConfig& s) {
@@ -113,6 +117,9 @@ void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
       j, "queue_kb", path, static_cast<int64_t>(s.egress.class_limit_bytes / 1024), 1, 1 << 30,
       "a per-class egress queue size in KiB >= 1"));
   read_weights(r, j, path, s.egress.dwrr_weights);
+  s.ib_vl_buffer_bytes = 1024 * static_cast<uint32_t>(r.integer(
+      j, "ib_vl_buffer_kb", path, s.ib_vl_buffer_bytes / 1024, 1, 1 << 20,
+      "an InfiniBand receive buffer per VL in KiB >= 1"));
   if (j.contains("ecn")) {
     const std::string p = join(path, "ecn");
     const json& e = j["ecn"];
@@ -199,6 +206,7 @@ FabricSpec parse_fabric(const json& config_in) {
   if (config.contains("nic") && r.object(config["nic"], join(root, "nic"), {RDMASIM_NIC_KEYS}))
     read_nic_params(r, config["nic"], join(root, "nic"), nic_defaults);
   net::SwitchConfig switch_defaults;
+  switch_defaults.ib_vl_buffer_bytes = 128 * 1024;
   if (config.contains("switch") &&
       r.object(config["switch"], join(root, "switch"), {RDMASIM_SWITCH_KEYS}))
     read_switch_params(r, config["switch"], join(root, "switch"), switch_defaults);
@@ -261,6 +269,7 @@ FabricSpec parse_fabric(const json& config_in) {
         n.hca = p.hca;
         entry.queue_bytes = p.queue_bytes;
         entry.dwrr_weights = p.dwrr_weights;
+        entry.ib_vl_buffer_bytes = p.ib_vl_buffer_bytes;
         // GUIDs: Mellanox OUI, then host number (1-based) and NIC index; port GUID = node + 1.
         n.node_guid = (kMellanoxOui << 40) | (static_cast<uint64_t>(h + 1) << 16) | (i << 4);
         n.port_guid = n.node_guid + 1;
@@ -360,6 +369,9 @@ FabricSpec parse_fabric(const json& config_in) {
     n.hca.node_guid = n.node_guid;
     n.hca.max_mtu = spec.mtu;
   }
+
+  if (spec.link_layer != net::LinkLayer::InfiniBand)
+    for (net::SwitchConfig& sc : spec.switches) sc.ib_vl_buffer_bytes = 0;
 
   const RouteTable rt = compute_routes(spec);
   for (size_t a = 0; a < spec.nics.size(); ++a)

@@ -29,6 +29,7 @@ struct NicSpec {
   HostNic nic;                    // every field final except rate (set from its link)
   uint64_t queue_bytes = 1 << 20; // host egress limit per traffic class
   std::array<uint32_t, 8> dwrr_weights{};  // host egress scheduling; 0 = strict priority
+  uint32_t ib_vl_buffer_bytes = 128 * 1024; // IB: receive buffer per VL (credit limit)
 };
 
 struct FabricSpec {
@@ -38,7 +39,7 @@ struct FabricSpec {
   uint64_t seed = 1;
   size_t num_hosts = 0;
   std::vector<NicSpec> nics;                 // hosts in config order, NICs in host order
-  std::vector<net::SwitchConfig> switches;
+  std::vector<net::SwitchConfig> switches;   // ib_vl_buffer_bytes is 0 unless InfiniBand
   std::vector<LinkSpec> links;
   std::vector<int> nic_link;                 // link index of each NIC
 };
