@@ -44,6 +44,8 @@ struct HcaConfig {
 
 // Delivers a completion to the owner of a CQ (engine context). The owner writes it where
 // the application polls: a shared-memory ring (daemon) or an in-process queue.
+// Sinks run in the middle of transport processing: they must not call back into the Hca
+// (post, modify, destroy); schedule such work on the engine instead.
 using CompletionSink = std::function<void(const Completion&)>;
 using AsyncSink = std::function<void(const AsyncEvent&)>;
 
