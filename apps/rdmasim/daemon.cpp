@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sched.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -196,6 +197,7 @@ int Daemon::run() {
   last_client_seen_ps_ = wall_ps();
   while (!stopping_) {
     poll_once(0);
+    advance_engine();  // first catch up, so new work is stamped with the current time
     scan_doorbells();
     advance_engine();
     if (stopping_) break;
@@ -207,7 +209,10 @@ int Daemon::run() {
     }
     const Time next = engine_.next_event_time();
     const Time vnow = wall_ps() - wall_offset_ps_;
-    if (next != kTimeNever && next - vnow <= kSpinWindow) continue;  // spin: it is soon
+    if (next != kTimeNever && next - vnow <= kSpinWindow) {
+      sched_yield();  // spin, but let busy-polling clients run on a crowded machine
+      continue;
+    }
     // Sleep protocol: announce, then re-check, so a post that missed the flag is seen.
     global_->daemon_sleeping.store(1, std::memory_order_seq_cst);
     if (scan_doorbells()) {
