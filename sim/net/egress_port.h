@@ -17,11 +17,12 @@ inline constexpr int kNumClasses = 8;
 
 // RED-style ECN marking on the queue of one class: below kmin no mark, above kmax always,
 // in between with probability pmax * (q - kmin) / (kmax - kmin), q = class bytes queued.
+// Defaults are the DCQCN paper's (Zhu et al., SIGCOMM 2015): Kmin 5 KB, Kmax 200 KB, Pmax 1%.
 struct EcnConfig {
   bool enabled = false;
-  uint64_t kmin_bytes = 0;
-  uint64_t kmax_bytes = 0;
-  double pmax = 0;
+  uint64_t kmin_bytes = 5 * 1024;
+  uint64_t kmax_bytes = 200 * 1024;
+  double pmax = 0.01;
 };
 
 // Bytes a DWRR class may send per round per unit of weight.

@@ -122,3 +122,11 @@ TEST_CASE("config: dwrr_weights needs 8 weights 0..1000") {
   c["switches"][0]["dwrr_weights"] = {1, 2};
   CHECK(has_error(c, "fabric.switches[0].dwrr_weights: [1,2] is not an array of 8"));
 }
+
+TEST_CASE("config: ECN thresholds out of order are an error") {
+  json c = topo::default_fabric_config();
+  c["switch"] = {{"ecn", {{"kmin_kb", 100}, {"kmax_kb", 50}}}};
+  CHECK(first_error(c) == "fabric.switch.ecn.kmax_kb: 50 is below kmin_kb; expected kmax_kb >= kmin_kb");
+  c["switch"] = {{"ecn", {{"pmax", 1.5}}}};
+  CHECK(first_error(c) == "fabric.switch.ecn.pmax: 1.5 is out of range; expected a probability in [0, 1]");
+}
