@@ -34,7 +34,12 @@ echo "$out" | grep -q 'GID\[  0\]' || fail "ibv_devinfo: no GID 0"
 pair() {
   RDMASIM_HOST=server timeout 30 "$@" > "$tmp/srv.out" 2>&1 &
   spid=$!
-  sleep 1
+  # Start the client once the server listens (both tools use TCP port 18515).
+  for _ in $(seq 100); do
+    if command -v ss >/dev/null; then ss -ltn 2>/dev/null | grep -q ':18515 ' && break
+    else sleep 1; break; fi
+    sleep 0.1
+  done
   RDMASIM_HOST=client timeout 30 "$@" 127.0.0.1 > "$tmp/cli.out" 2>&1
   crc=$?
   wait $spid
@@ -42,6 +47,14 @@ pair() {
   if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
     fail "$* (client rc $crc, server rc $src)"
     tail -n 5 "$tmp/cli.out" "$tmp/srv.out"
+  fi
+  # The next pair reuses the port: wait until nobody listens on it.
+  for _ in $(seq 50); do
+    command -v ss >/dev/null || break
+    ss -ltn 2>/dev/null | grep -q ':18515 ' || break
+    sleep 0.1
+  done
+  if false; then :
   else
     echo "ok: $*"
   fi
