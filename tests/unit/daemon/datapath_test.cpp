@@ -17,6 +17,7 @@ struct Side {
   RawClient c;
   uint32_t channel = 0;  // set before setup() to attach the CQ to a completion channel
   uint32_t cq_entries = 16;
+  uint8_t ack_timeout = 14, retry_cnt = 7;  // RTS attributes used by connect_to()
   ipc::CqControl* cq_ctl = nullptr;
   uint32_t pd = 0, cq = 0, qp = 0, qpn = 0, lkey = 0, rkey = 0;
   uint8_t gid[16] = {};
@@ -116,8 +117,8 @@ struct Side {
                        IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, a) == 0);
     a = {};
     a.qp_state = IBV_QPS_RTS;
-    a.timeout = 14;
-    a.retry_cnt = 7;
+    a.timeout = ack_timeout;
+    a.retry_cnt = retry_cnt;
     a.rnr_retry = 7;
     a.max_rd_atomic = 1;
     REQUIRE(modify(IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
@@ -239,4 +240,34 @@ TEST_CASE("daemon datapath: a full CQ ring sets overrun and raises IBV_EVENT_CQ_
   CHECK(page->async_slots[0].event_type == IBV_EVENT_CQ_ERR);
   CHECK(page->async_slots[0].handle == a.cq);
   CHECK(a.cq_ctl->overrun.load() == 1);
+}
+
+TEST_CASE("daemon datapath: when a peer disconnects, its QP vanishes and writes to it exhaust retries") {
+  TestDaemon d;
+  auto server = std::make_unique<Side>(d.path());
+  Side client(d.path());
+  server->setup("server");
+  client.setup("client");
+  client.ack_timeout = 8;  // 4.096 us * 2^8 = 1 ms per try
+  client.retry_cnt = 1;
+  server->connect_to(client);
+  client.connect_to(*server);
+  const uint64_t remote = reinterpret_cast<uint64_t>(server->buf);
+  const uint32_t rkey = server->rkey;
+  server.reset();  // EOF: the daemon destroys the server's objects
+  ipc::SqWqe& w = client.sq.slot(0);
+  std::memset(&w, 0, sizeof w);
+  w.wr_id = 9;
+  w.opcode = IBV_WR_RDMA_WRITE;
+  w.send_flags = IBV_SEND_SIGNALED;
+  w.num_sge = 1;
+  w.sge[0] = {reinterpret_cast<uint64_t>(client.buf), 64, client.lkey};
+  w.remote_addr = remote;
+  w.rkey = rkey;
+  client.sq.header()->producer.store(1, std::memory_order_release);
+  client.c.ring();
+  ipc::Cqe cqe{};
+  REQUIRE(client.wait_cqe(1, &cqe));
+  CHECK(cqe.wr_id == 9);
+  CHECK(cqe.status == IBV_WC_RETRY_EXC_ERR);
 }
