@@ -111,6 +111,9 @@ DeviceTable& device_table() {
   return table;
 }
 
+// What ibv_get_device_list returns in hardware mode when the real library gives nothing.
+ibv_device* hardware_empty_list[1] = {nullptr};
+
 // ---- context ops installed in verbs_context ----
 
 int query_port_op(ibv_context* c, uint8_t port, ibv_port_attr* attr, size_t attr_len) {
@@ -302,7 +305,9 @@ ibv_device** RDMASIM_V11(ibv_get_device_list)(int* num_devices) {
     if (!list || n == 0) {
       static std::once_flag once;
       std::call_once(once, [] { fprintf(stderr, "rdmasim: hardware backend: no RDMA devices found\n"); });
-      if (!list) list = static_cast<ibv_device**>(calloc(1, sizeof(ibv_device*)));
+      // Not calloc'ed here: the real library's ibv_free_device_list frees with the libc of
+      // its own link-map namespace.
+      if (!list) list = hardware_empty_list;
       n = 0;
     }
     if (num_devices) *num_devices = n;
@@ -321,7 +326,8 @@ ibv_device** RDMASIM_V11(ibv_get_device_list)(int* num_devices) {
 }
 
 void RDMASIM_V11(ibv_free_device_list)(ibv_device** list) {
-  if (rdmasim::backend::hardware_selected() && rdmasim::backend::hardware_sym("ibv_free_device_list")) {
+  if (rdmasim::backend::hardware_selected()) {
+    if (list == hardware_empty_list) return;
     RDMASIM_HW_FORWARD(ibv_free_device_list, list);
   }
   free(list);  // devices live as long as the process
