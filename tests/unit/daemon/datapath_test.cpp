@@ -255,6 +255,13 @@ TEST_CASE("daemon datapath: when a peer disconnects, its QP vanishes and writes 
   const uint64_t remote = reinterpret_cast<uint64_t>(server->buf);
   const uint32_t rkey = server->rkey;
   server.reset();  // EOF: the daemon destroys the server's objects
+  // Counters are answered in order after the EOF was seen, so wait until it shows.
+  for (int i = 0; i < 500; ++i) {
+    auto r = client.c.call_empty(ipc::Op::Counters);
+    auto j = nlohmann::json::parse(std::string(r->body.begin(), r->body.end()));
+    if (j["daemon"]["clients"] == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   ipc::SqWqe& w = client.sq.slot(0);
   std::memset(&w, 0, sizeof w);
   w.wr_id = 9;
