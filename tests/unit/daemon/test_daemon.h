@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include <fstream>
+
 #include "apps/rdmasim/daemon.h"
 #include "lib/ipc/proto.h"
 #include "sim/topo/fabric.h"
@@ -21,12 +23,12 @@ namespace rdmasim::daemon::test {
 // The embedded default fabric (hosts "server" and "client") served on a private socket.
 class TestDaemon {
  public:
-  TestDaemon() {
+  explicit TestDaemon(const nlohmann::json& config = topo::default_fabric_config()) {
     static int counter = 0;
     path_ = "/tmp/rdmasim-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".sock";
     DaemonOptions o;
     o.socket_path = path_;
-    d_ = std::make_unique<Daemon>(topo::default_fabric_config(), o);
+    d_ = std::make_unique<Daemon>(config, o);
     std::string why;
     listen_rc_ = d_->listen(&why);
     if (listen_rc_ == 0) thread_ = std::thread([this] { d_->run(); });
