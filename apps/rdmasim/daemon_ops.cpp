@@ -53,7 +53,10 @@ void Daemon::handle(Client& c, const ipc::MsgHeader& h, const uint8_t* body, siz
       ipc::HelloResp out{};
       std::vector<int> fds;
       int rc = op_hello(c, r, &out, &fds);
-      return rc ? bad(rc) : reply(c, h, 0, &out, sizeof out, fds);
+      if (rc) return bad(rc);
+      reply(c, h, 0, &out, sizeof out, fds);
+      c.page_map.close_fd();  // passed on; keeps the daemon's fd count per client constant
+      return;
     }
     case ipc::Op::QueryDevice: {
       ipc::QueryDeviceReq r;
@@ -117,8 +120,10 @@ void Daemon::handle(Client& c, const ipc::MsgHeader& h, const uint8_t* body, siz
       ch.ring = ipc::RingView<ipc::CompEvent>(ch.map.addr(), kChannelSlots);
       ipc::CreateCompChannelResp out{new_handle(), kChannelSlots};
       std::vector<int> fds{ch.map.fd(), ch.efd};
-      c.channels.emplace(out.handle, std::move(ch));
-      return reply(c, h, 0, &out, sizeof out, fds);
+      auto& stored = c.channels.emplace(out.handle, std::move(ch)).first->second;
+      reply(c, h, 0, &out, sizeof out, fds);
+      stored.map.close_fd();
+      return;
     }
     case ipc::Op::DestroyCompChannel: {
       ipc::HandleReq r;
@@ -136,7 +141,10 @@ void Daemon::handle(Client& c, const ipc::MsgHeader& h, const uint8_t* body, siz
       ipc::CreateCqResp out{};
       std::vector<int> fds;
       int rc = op_create_cq(c, r, &out, &fds);
-      return rc ? bad(rc) : reply(c, h, 0, &out, sizeof out, fds);
+      if (rc) return bad(rc);
+      reply(c, h, 0, &out, sizeof out, fds);
+      c.cqs.at(out.handle).map.close_fd();
+      return;
     }
     case ipc::Op::DestroyCq: {
       ipc::HandleReq r;
@@ -150,7 +158,10 @@ void Daemon::handle(Client& c, const ipc::MsgHeader& h, const uint8_t* body, siz
       ipc::CreateSrqResp out{};
       std::vector<int> fds;
       int rc = op_create_srq(c, r, &out, &fds);
-      return rc ? bad(rc) : reply(c, h, 0, &out, sizeof out, fds);
+      if (rc) return bad(rc);
+      reply(c, h, 0, &out, sizeof out, fds);
+      c.srqs.at(out.handle).map.close_fd();
+      return;
     }
     case ipc::Op::ModifySrq: {
       ipc::ModifySrqReq r;
@@ -184,7 +195,10 @@ void Daemon::handle(Client& c, const ipc::MsgHeader& h, const uint8_t* body, siz
       ipc::CreateQpResp out{};
       std::vector<int> fds;
       int rc = op_create_qp(c, r, &out, &fds);
-      return rc ? bad(rc) : reply(c, h, 0, &out, sizeof out, fds);
+      if (rc) return bad(rc);
+      reply(c, h, 0, &out, sizeof out, fds);
+      c.qps.at(out.handle).map.close_fd();
+      return;
     }
     case ipc::Op::ModifyQp: {
       ipc::ModifyQpReq r;

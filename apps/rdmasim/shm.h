@@ -23,6 +23,8 @@ class SharedMap {
   void* addr() const { return addr_; }
   size_t size() const { return len_; }
   void reset();
+  // Closes the fd once it was passed to the client; the mapping stays.
+  void close_fd();
 
  private:
   int fd_ = -1;

@@ -254,7 +254,7 @@ TEST_CASE("daemon datapath: when a peer disconnects, its QP vanishes and writes 
   client.connect_to(*server);
   const uint64_t remote = reinterpret_cast<uint64_t>(server->buf);
   const uint32_t rkey = server->rkey;
-  server.reset();  // EOF: the daemon destroys the server's objects
+  server->c.disconnect();  // EOF: the daemon destroys the server's objects
   // Counters are answered in order after the EOF was seen, so wait until it shows.
   for (int i = 0; i < 500; ++i) {
     auto r = client.c.call_empty(ipc::Op::Counters);

@@ -77,7 +77,12 @@ class RawClient {
     timeval tv{5, 0};  // a daemon that stops answering fails the test instead of hanging it
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
-  ~RawClient() { close(fd_); }
+  ~RawClient() { disconnect(); }
+  // Closes the connection: the daemon sees EOF and destroys this client's objects.
+  void disconnect() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
   bool connected() const { return connected_; }
 
   // Sends exactly these bytes as one message.
