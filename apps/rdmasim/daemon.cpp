@@ -230,6 +230,13 @@ int Daemon::run() {
     poll_once(opts_.auto_exit ? 1000 : -1);
     global_->daemon_sleeping.store(0, std::memory_order_seq_cst);
   }
+  // Stop answering at once: clients see EOF, new ones find no socket.
+  while (!clients_.empty()) drop_client(clients_.begin()->first);
+  if (listen_fd_ >= 0) {
+    close(listen_fd_);
+    listen_fd_ = -1;
+    unlink(opts_.socket_path.c_str());
+  }
   return 0;
 }
 

@@ -92,3 +92,18 @@ TEST_CASE("daemon protocol: a second daemon on the same socket refuses to start"
   RawClient c(d.path());
   CHECK(c.hello() == 0);  // the first one still serves
 }
+
+TEST_CASE("daemon protocol: Shutdown from the same uid stops the daemon") {
+  TestDaemon d;
+  RawClient c(d.path());
+  CHECK(c.call_empty(ipc::Op::Shutdown)->hdr.status == 0);
+  // The loop ends and the destructor removes the socket; until then it may still accept.
+  for (int i = 0; i < 500; ++i) {
+    ipc::MsgHeader h{};
+    h.op = ipc::Op::Counters;
+    c.send_raw(&h, sizeof h);
+    if (c.receive()->hdr.status != 0) break;  // no answer: the loop has ended
+  }
+  RawClient late(d.path());
+  CHECK(late.hello() != 0);
+}
