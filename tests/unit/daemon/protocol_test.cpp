@@ -107,3 +107,16 @@ TEST_CASE("daemon protocol: Shutdown from the same uid stops the daemon") {
   RawClient late(d.path());
   CHECK(late.hello() != 0);
 }
+
+TEST_CASE("daemon protocol: the global page fd cannot be mapped writable") {
+  TestDaemon d;
+  RawClient c(d.path());
+  ipc::HelloReq r;
+  auto rep = c.call(ipc::Op::Hello, r);
+  REQUIRE(rep->hdr.status == 0);
+  REQUIRE(rep->fds.size() == 4);
+  void* w = mmap(nullptr, sizeof(ipc::GlobalPage), PROT_READ | PROT_WRITE, MAP_SHARED, rep->fds[1], 0);
+  CHECK(w == MAP_FAILED);  // an O_RDONLY fd: clients read the daemon's status, never write it
+  void* ro = mmap(nullptr, sizeof(ipc::GlobalPage), PROT_READ, MAP_SHARED, rep->fds[1], 0);
+  CHECK(ro != MAP_FAILED);
+}
