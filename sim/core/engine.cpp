@@ -80,11 +80,24 @@ bool Engine::cancel(EventId id) {
   // The heap entry stays behind; its sequence no longer matches and it is skipped.
   free_slots_.push_back(static_cast<uint32_t>((id.value - 1) & kSlotMask));
   --live_;
+  // Models that re-arm timers cancel far more events than they run; without compaction
+  // the heap fills with dead entries and every pop pays for them.
+  if (++dead_ > live_ + 4096) compact();
   return true;
 }
 
+void Engine::compact() {
+  std::erase_if(heap_, [this](const HeapEntry& e) { return !live(e); });
+  // A sorted array is a valid d-ary min-heap.
+  std::sort(heap_.begin(), heap_.end(), earlier);
+  dead_ = 0;
+}
+
 void Engine::pop_dead() {
-  while (!heap_.empty() && !live(heap_.front())) heap_pop_top();
+  while (!heap_.empty() && !live(heap_.front())) {
+    heap_pop_top();
+    if (dead_ > 0) --dead_;
+  }
 }
 
 Time Engine::next_event_time() {

@@ -83,6 +83,7 @@ class Engine {
   }
   bool live(const HeapEntry& e) const { return slots_[e.key & kSlotMask].seq == (e.key >> kSlotBits); }
   void pop_dead();
+  void compact();
   void heap_push(HeapEntry e);
   void heap_pop_top();
 
@@ -91,6 +92,7 @@ class Engine {
   uint64_t next_seq_ = 0;
   uint64_t events_run_ = 0;
   size_t live_ = 0;
+  size_t dead_ = 0;  // cancelled entries still in heap_
   bool stop_requested_ = false;
   std::vector<HeapEntry> heap_;
   std::vector<Slot> slots_;

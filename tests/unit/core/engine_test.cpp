@@ -86,3 +86,23 @@ TEST_CASE("rng: below(n) stays in range and covers it") {
   // Each bucket expects 1000; 5 sigma of a binomial(10000, 0.1) is 5 * 30 = 150.
   for (int n : seen) CHECK(std::abs(n - 1000) < 150);
 }
+
+TEST_CASE("engine: many cancelled timers do not disturb order or pending count") {
+  // A re-armed timeout pattern: each step cancels the previous timer and arms a new one.
+  Engine e;
+  EventId timer;
+  int fired = 0;
+  std::vector<int> order;
+  for (int i = 0; i < 20000; ++i) {
+    e.cancel(timer);
+    timer = e.schedule_at(us(100) + i, [&] { ++fired; });
+    e.schedule_at(ns(i), [&order, i] { order.push_back(i); });
+  }
+  CHECK(e.pending() == 20001);  // 20000 ordered events + the one live timer
+  e.run();
+  CHECK(fired == 1);
+  REQUIRE(order.size() == 20000);
+  bool sorted = true;
+  for (int i = 0; i < 20000; ++i) sorted &= order[i] == i;
+  CHECK(sorted);
+}
