@@ -4,6 +4,7 @@
 #include "apps/rdmasim/wire.h"
 
 #include <arpa/inet.h>
+#include <endian.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -30,8 +31,9 @@ void fill_device(const topo::HostNic& nic, ipc::QueryDeviceResp* out) {
   out->node_type = iwarp ? IBV_NODE_RNIC : IBV_NODE_CA;
   ibv_device_attr& a = out->attr;
   std::snprintf(a.fw_ver, sizeof a.fw_ver, "%s", nic.fw_ver.c_str());
-  a.node_guid = nic.node_guid;
-  a.sys_image_guid = nic.node_guid;
+  // ibv_device_attr carries GUIDs in network byte order (__be64).
+  a.node_guid = htobe64(nic.node_guid);
+  a.sys_image_guid = htobe64(nic.node_guid);
   a.max_mr_size = h.max_mr_size;
   a.page_size_cap = 0xfffff000;  // 4 KiB and up
   a.vendor_id = nic.vendor_id;
