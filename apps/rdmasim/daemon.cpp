@@ -93,14 +93,15 @@ int Daemon::listen(std::string* why) {
     *why = "socket path too long: " + path;
     return ENAMETOOLONG;
   }
-  if (getenv("RDMASIM_SOCKET") == nullptr || path != getenv("RDMASIM_SOCKET")) {
-    // The default directory is private to this uid.
-    const std::string dir = path.substr(0, path.rfind('/'));
-    if (!dir.empty() && dir.rfind("/tmp/rdmasim-", 0) == 0) {
-      if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-        *why = "cannot create " + dir + ": " + strerror(errno);
-        return errno;
-      }
+  // The socket's directory is created private to this uid when missing; a /tmp/rdmasim-*
+  // directory must be private (another user could otherwise plant a socket there).
+  const std::string dir = path.substr(0, path.rfind('/'));
+  if (!dir.empty() && path.find('/') != std::string::npos) {
+    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      *why = "cannot create " + dir + ": " + strerror(errno);
+      return errno;
+    }
+    if (dir.rfind("/tmp/rdmasim-", 0) == 0) {
       struct stat st{};
       if (stat(dir.c_str(), &st) != 0 || st.st_uid != getuid() || (st.st_mode & 0077) != 0) {
         *why = dir + " is not a private directory of this user";
