@@ -59,6 +59,14 @@ Daemon::Daemon(const nlohmann::json& config, DaemonOptions options) : opts_(std:
     hca->set_async_sink([this, i](const nic::AsyncEvent& ev) { on_async(i, ev); });
     hcas_.push_back(std::move(hca));
   }
+  // --pcap captures every port; otherwise the config's "trace" object decides.
+  if (!opts_.pcap_dir.empty())
+    capture_ = std::make_unique<trace::Capture>(*fabric_, opts_.pcap_dir, topo::CapturePorts::All);
+  else if (!fabric_->trace().pcap_dir.empty())
+    capture_ = std::make_unique<trace::Capture>(*fabric_, fabric_->trace().pcap_dir, fabric_->trace().ports);
+  if (capture_)
+    spdlog::info("rdmasim: capturing {} ports into {}", capture_->files().size(),
+                 opts_.pcap_dir.empty() ? fabric_->trace().pcap_dir : opts_.pcap_dir);
   global_map_ = SharedMap::create("rdmasim-global", sizeof(ipc::GlobalPage));
   if (!global_map_.ok()) throw std::runtime_error("memfd_create failed for the global page");
   global_ = new (global_map_.addr()) ipc::GlobalPage();
@@ -82,6 +90,11 @@ Daemon::~Daemon() {
   }
   for (int fd : {lock_fd_, epoll_fd_, wake_fd_, timer_fd_, stop_fd_, global_ro_fd_})
     if (fd >= 0) close(fd);
+  if (capture_) {
+    spdlog::info("rdmasim: wrote {} packets into {} capture files ({} not capturable)",
+                 capture_->packets(), capture_->files().size(), capture_->not_captured());
+    capture_.reset();  // flushes and closes the files, detaches the taps
+  }
   hcas_.clear();
   fabric_.reset();
 }

@@ -18,6 +18,7 @@
 #include "sim/core/engine.h"
 #include "sim/nic/hca.h"
 #include "sim/topo/fabric.h"
+#include "sim/trace/capture.h"
 
 namespace rdmasim::daemon {
 
@@ -25,7 +26,7 @@ struct DaemonOptions {
   std::string socket_path;      // empty: default_socket_path()
   bool auto_exit = false;       // --auto: exit after `idle_exit` with no clients
   int64_t idle_exit_ms = 30000;
-  std::string pcap_dir;         // accepted; written by sim/trace when it exists
+  std::string pcap_dir;         // --pcap: capture every port into this directory
 };
 
 // $RDMASIM_SOCKET, or /tmp/rdmasim-<uid>/fabric.sock.
@@ -99,6 +100,7 @@ class Daemon {
   Engine engine_;
   std::unique_ptr<topo::Fabric> fabric_;
   std::vector<std::unique_ptr<nic::Hca>> hcas_;
+  std::unique_ptr<trace::Capture> capture_;   // null when capture is off
   SharedMap global_map_;
   ipc::GlobalPage* global_ = nullptr;
   int listen_fd_ = -1, lock_fd_ = -1, epoll_fd_ = -1, wake_fd_ = -1, timer_fd_ = -1;

@@ -121,8 +121,6 @@ int cmd_fabric(const std::vector<std::string>& args) {
     std::cerr << "rdmasim: " << e.what() << "\n";
     return 1;
   }
-  if (!opts.pcap_dir.empty())
-    spdlog::warn("rdmasim: --pcap {}: packet capture is not available in this build yet", opts.pcap_dir);
   std::string why;
   if (int rc = d->listen(&why)) {
     std::cerr << "rdmasim: " << why << "\n";

@@ -161,6 +161,7 @@ void EgressPort::tx_done() {
   counters_.tx_bytes += on_wire_->wire_bytes;
   if (on_wire_->kind == PacketKind::PfcPause) ++counters_.pauses_sent;
   PacketPtr pkt = std::move(on_wire_);
+  if (tap_) tap_->on_transmit(*pkt, engine_.now());
   try_start();
   if (sink_) sink_(std::move(pkt));
   if (drain_cb_) drain_cb_();

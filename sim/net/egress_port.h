@@ -41,6 +41,14 @@ struct EgressConfig {
 // classes (weight 0), class 7 highest, then the DWRR classes in round-robin order. A packet already serializing is never preempted (by priority or pause).
 // The serializer holds at most one pending event; a second event may wait for the earliest
 // pause to expire when every non-empty class is paused.
+// Observes the packets a port puts on the wire (packet capture, sim/trace).
+class PacketTap {
+ public:
+  virtual ~PacketTap() = default;
+  // Engine context: `pkt`'s last bit left the port at simulated time `now`.
+  virtual void on_transmit(const Packet& pkt, Time now) = 0;
+};
+
 class EgressPort {
  public:
   using Sink = std::function<void(PacketPtr)>;
@@ -91,6 +99,9 @@ class EgressPort {
   // Called with each packet as it leaves the queue (starts serializing); the switch uses it
   // to account ingress buffer occupancy for PFC.
   void set_dequeue_hook(std::function<void(const Packet&)> hook) { dequeue_hook_ = std::move(hook); }
+  // Called with each packet when its last bit left the port (nullptr: none; the cost when
+  // no tap is set is one null check per packet). The tap must outlive the port or be reset.
+  void set_tap(PacketTap* tap) { tap_ = tap; }
 
  private:
   void try_start();
@@ -108,6 +119,7 @@ class EgressPort {
   Sink sink_;
   std::function<void()> drain_cb_;
   std::function<void(const Packet&)> dequeue_hook_;
+  PacketTap* tap_ = nullptr;
   std::deque<PacketPtr> control_;                       // PFC frames
   std::array<std::deque<PacketPtr>, kNumClasses> queues_;
   std::array<uint64_t, kNumClasses> queued_bytes_{};

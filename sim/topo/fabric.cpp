@@ -76,6 +76,17 @@ class BuiltFabric : public Fabric {
   net::Transmitter& nic_port(size_t i) override { return *host_ports_.at(i); }
   void attach_nic(size_t i, net::Node* receiver) override { host_ports_.at(i)->attach(receiver); }
   uint64_t seed() const override { return spec_.seed; }
+  net::LinkLayer link_layer() const override { return spec_.link_layer; }
+  const TraceConfig& trace() const override { return spec_.trace; }
+  std::vector<FabricPort> egress_ports() override {
+    std::vector<FabricPort> out;
+    for (size_t i = 0; i < nics_.size(); ++i)
+      out.push_back({nics_[i].host + "_" + nics_[i].device, false, &host_ports_[i]->egress()});
+    for (const auto& sw : switches_)
+      for (size_t p = 0; p < sw->num_ports(); ++p)
+        out.push_back({sw->name() + "_port" + std::to_string(p), true, &sw->port(static_cast<int>(p))});
+    return out;
+  }
 
   json counters() const override {
     json out = json::object();

@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "sim/core/engine.h"
+#include "sim/net/egress_port.h"
 #include "sim/net/packet.h"
 #include "sim/nic/hca.h"
 
@@ -50,6 +51,22 @@ struct HostNic {
   nic::HcaConfig hca;                // limits and latencies for the HCA model
 };
 
+// Which egress ports a packet capture taps.
+enum class CapturePorts : uint8_t { Hosts, Switches, All };
+
+// The config's "trace" object: capture into pcap_dir when it is not empty.
+struct TraceConfig {
+  std::string pcap_dir;
+  CapturePorts ports = CapturePorts::All;
+};
+
+// One egress port of the fabric (for packet capture).
+struct FabricPort {
+  std::string file_stem;   // "server_mlx5_0", "sw0_port1"
+  bool is_switch = false;
+  net::EgressPort* egress = nullptr;
+};
+
 class Fabric {
  public:
   // Builds the fabric in `engine`. Throws ConfigError on any invalid or unknown key.
@@ -70,6 +87,12 @@ class Fabric {
 
   // The config's "seed": the engine the fabric runs in should be constructed with it.
   virtual uint64_t seed() const = 0;
+
+  virtual net::LinkLayer link_layer() const = 0;
+  // Every egress port: NIC ports in nics() order, then switch ports in switch, port order.
+  virtual std::vector<FabricPort> egress_ports() = 0;
+  // The config's "trace" settings (capture off when pcap_dir is empty).
+  virtual const TraceConfig& trace() const = 0;
 
   // Per-port counters as JSON (for `rdmasim counters` and study outputs).
   virtual nlohmann::json counters() const = 0;

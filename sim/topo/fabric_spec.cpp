@@ -183,7 +183,7 @@ FabricSpec parse_fabric(const json& config_in) {
   const std::string root = "fabric";
   FabricSpec spec;
   if (!r.object(config_in, root, {"name", "link_layer", "mtu", "seed", "nic", "switch", "link",
-                                  "hosts", "switches", "links", "topology"}))
+                                  "hosts", "switches", "links", "topology", "trace"}))
     throw ConfigError(r.errors());
   const size_t errors_before = r.errors().size();
   const json config = config_in.contains("topology") ? expand_topology(r, config_in) : config_in;
@@ -200,6 +200,19 @@ FabricSpec parse_fabric(const json& config_in) {
   if (spec.mtu & (spec.mtu - 1))
     r.error(join(root, "mtu"), json(spec.mtu), "is not a power of two", "256, 512, 1024, 2048 or 4096");
   spec.seed = static_cast<uint64_t>(r.integer(config, "seed", root, 1, 0, INT64_MAX, "a seed >= 0"));
+
+  if (config.contains("trace")) {
+    const std::string tp = join(root, "trace");
+    if (r.object(config["trace"], tp, {"pcap_dir", "ports"})) {
+      spec.trace.pcap_dir = r.string(config["trace"], "pcap_dir", tp, "", "a directory path");
+      const std::string ports = r.string(config["trace"], "ports", tp, "all",
+                                         "\"hosts\", \"switches\" or \"all\"");
+      if (ports == "hosts") spec.trace.ports = CapturePorts::Hosts;
+      else if (ports == "switches") spec.trace.ports = CapturePorts::Switches;
+      else if (ports == "all") spec.trace.ports = CapturePorts::All;
+      else r.error(join(tp, "ports"), json(ports), "is not a port selection", "\"hosts\", \"switches\" or \"all\"");
+    }
+  }
 
   NicParams nic_defaults;
   if (spec.link_layer == net::LinkLayer::IWarp) nic_defaults.hca.atomics = false;

@@ -42,6 +42,7 @@ struct FabricSpec {
   std::vector<net::SwitchConfig> switches;   // ib_vl_buffer_bytes is 0 unless InfiniBand
   std::vector<LinkSpec> links;
   std::vector<int> nic_link;                 // link index of each NIC
+  TraceConfig trace;                         // "trace": packet capture
 };
 
 // Parses and validates; throws ConfigError listing every problem found. Also assigns

@@ -16,6 +16,8 @@ limit=${RDMASIM_TEST_TIMEOUT:-120}
 dir=$(mktemp -d /tmp/rdmasim-test.XXXXXX)
 export RDMASIM_SOCKET=$dir/fabric.sock
 cfg=(); [ "$config" != default ] && cfg=("$config")
+# RDMASIM_PCAP_DIR: capture every port of the fabric into that directory.
+[ -n "${RDMASIM_PCAP_DIR:-}" ] && cfg=(--pcap "$RDMASIM_PCAP_DIR" "${cfg[@]}")
 "$rdmasim" fabric --socket "$RDMASIM_SOCKET" "${cfg[@]}" >"$dir/daemon.log" 2>&1 &
 dpid=$!
 cleanup() {

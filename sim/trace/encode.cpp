@@ -1,0 +1,300 @@
+#include "sim/trace/encode.h"
+
+#include "sim/trace/pcap_writer.h"
+
+namespace rdmasim::trace {
+namespace {
+
+using net::Packet;
+
+IwarpEncoder g_iwarp = nullptr;
+
+void put8(std::vector<uint8_t>& o, uint8_t v) { o.push_back(v); }
+void put16(std::vector<uint8_t>& o, uint16_t v) {
+  o.push_back(static_cast<uint8_t>(v >> 8));
+  o.push_back(static_cast<uint8_t>(v));
+}
+void put24(std::vector<uint8_t>& o, uint32_t v) {
+  o.push_back(static_cast<uint8_t>(v >> 16));
+  put16(o, static_cast<uint16_t>(v));
+}
+void put32(std::vector<uint8_t>& o, uint32_t v) {
+  put16(o, static_cast<uint16_t>(v >> 16));
+  put16(o, static_cast<uint16_t>(v));
+}
+void put64(std::vector<uint8_t>& o, uint64_t v) {
+  put32(o, static_cast<uint32_t>(v >> 32));
+  put32(o, static_cast<uint32_t>(v));
+}
+void set16(std::vector<uint8_t>& o, size_t at, uint16_t v) {
+  o[at] = static_cast<uint8_t>(v >> 8);
+  o[at + 1] = static_cast<uint8_t>(v);
+}
+void put_le32(std::vector<uint8_t>& o, uint32_t v) {
+  for (int i = 0; i < 4; ++i) o.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+constexpr uint32_t kBthBytes = 12;
+constexpr uint32_t kCnpReserved = 16;
+
+uint32_t pad_of(uint32_t payload) { return (4 - payload % 4) % 4; }
+
+// Bytes of the extension headers in `bits` (after the BTH).
+uint32_t ext_bytes(uint16_t bits) {
+  uint32_t n = 0;
+  if (bits & net::kHasDeth) n += 8;
+  if (bits & net::kHasReth) n += 16;
+  if (bits & net::kHasAtomicEth) n += 28;
+  if (bits & net::kHasAeth) n += 4;
+  if (bits & net::kHasAtomicAckEth) n += 8;
+  if (bits & net::kHasImm) n += 4;
+  if (bits & net::kHasIeth) n += 4;
+  return n;
+}
+
+// BTH, extension headers in IBTA order, payload and pad. CNPs get their 16 reserved bytes.
+void append_transport(const Packet& p, uint16_t bits, std::vector<uint8_t>& o) {
+  const bool cnp = p.kind == net::PacketKind::Cnp;
+  const uint32_t pad = cnp ? 0 : pad_of(p.payload_len);
+  put8(o, cnp ? kCnpOpcode : p.bth.opcode);
+  put8(o, static_cast<uint8_t>((p.bth.solicited ? 0x80 : 0) | (pad << 4)));  // M = 0, TVer = 0
+  put16(o, p.bth.pkey);
+  put8(o, 0);  // FECN/BECN (InfiniBand) / reserved (RoCEv2)
+  put24(o, p.bth.dest_qp & 0xffffff);
+  put8(o, p.bth.ack_req ? 0x80 : 0);
+  put24(o, p.bth.psn & 0xffffff);
+  if (cnp) {
+    o.insert(o.end(), kCnpReserved, 0);
+    return;
+  }
+  if (bits & net::kHasDeth) {
+    put32(o, p.deth.qkey);
+    put32(o, p.deth.src_qp & 0xffffff);  // 8 reserved bits, then the source QP
+  }
+  if (bits & net::kHasReth) {
+    put64(o, p.reth.va);
+    put32(o, p.reth.rkey);
+    put32(o, p.reth.dma_len);
+  }
+  if (bits & net::kHasAtomicEth) {
+    put64(o, p.atomic.va);
+    put32(o, p.atomic.rkey);
+    put64(o, p.atomic.swap_add);
+    put64(o, p.atomic.compare);
+  }
+  if (bits & net::kHasAeth) {
+    put8(o, p.aeth.syndrome);
+    put24(o, p.aeth.msn & 0xffffff);
+  }
+  if (bits & net::kHasAtomicAckEth) put64(o, p.atomic_ack_orig);
+  // ImmDt and IETH hold the value as it travels (imm is kept in network byte order).
+  if (bits & (net::kHasImm | net::kHasIeth)) {
+    const uint32_t v = p.imm;
+    const auto* b = reinterpret_cast<const uint8_t*>(&v);
+    if (bits & net::kHasImm) o.insert(o.end(), b, b + 4);
+    else put32(o, p.imm);  // IETH: the rkey, a host-order integer
+  }
+  if (const uint8_t* d = p.payload_data()) o.insert(o.end(), d, d + p.payload_len);
+  else o.insert(o.end(), p.payload_len, 0);
+  o.insert(o.end(), pad, 0);
+}
+
+uint32_t transport_bytes(const Packet& p, uint16_t bits) {
+  if (p.kind == net::PacketKind::Cnp) return kBthBytes + kCnpReserved;
+  return kBthBytes + ext_bytes(bits) + p.payload_len + pad_of(p.payload_len);
+}
+
+bool encode_roce(const Packet& p, std::vector<uint8_t>& o) {
+  const uint16_t bits = p.kind == net::PacketKind::Cnp ? 0 : headers_for_opcode(p.bth.opcode);
+  if (bits == 0xffff) return false;
+  const size_t start = o.size();
+  const uint32_t udp_len = 8 + transport_bytes(p, bits) + 4;
+  const size_t ip = append_eth_ipv4(p, 17, udp_len, o);
+  const size_t udp = o.size();
+  put16(o, p.udp_src_port);
+  put16(o, kRoceUdpPort);
+  put16(o, static_cast<uint16_t>(udp_len));
+  put16(o, 0);
+  const size_t bth = o.size();
+  append_transport(p, bits, o);
+  // ICRC (IBTA annex A17): CRC-32 over 8 bytes of ones (the LRH a RoCEv2 packet lacks), then
+  // IPv4 with TOS, TTL and checksum set to ones, UDP with the checksum set to ones, and the
+  // BTH with its reserved byte 4 set to ones, then the rest of the packet.
+  static constexpr uint8_t kOnes[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  std::vector<uint8_t> masked(o.begin() + static_cast<long>(ip), o.end());
+  const size_t mudp = udp - ip, mbth = bth - ip;
+  masked[1] = 0xff;                                     // TOS
+  masked[8] = 0xff;                                     // TTL
+  masked[10] = masked[11] = 0xff;                       // header checksum
+  masked[mudp + 6] = masked[mudp + 7] = 0xff;           // UDP checksum
+  masked[mbth + 4] = 0xff;                              // BTH reserved byte
+  put_le32(o, ~crc32_update(crc32_update(0xffffffff, kOnes), masked));
+  while (o.size() - start < 60) o.push_back(0);         // Ethernet minimum frame (no FCS)
+  return true;
+}
+
+bool encode_pfc(const Packet& p, std::vector<uint8_t>& o) {
+  const size_t start = o.size();
+  const uint8_t dst[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x01};  // MAC control multicast
+  o.insert(o.end(), dst, dst + 6);
+  const auto src = mac_of(p.src);
+  o.insert(o.end(), src.begin(), src.end());
+  put16(o, 0x8808);
+  put16(o, 0x0101);  // priority-based flow control (802.1Qbb)
+  put16(o, p.pause_enable_mask);
+  for (uint16_t q : p.pause_quanta) put16(o, q);
+  while (o.size() - start < 60) o.push_back(0);
+  return true;
+}
+
+bool encode_ib(const Packet& p, std::vector<uint8_t>& o) {
+  if (p.kind != net::PacketKind::Transport) return false;  // credits: see the header comment
+  const uint16_t bits = headers_for_opcode(p.bth.opcode);
+  if (bits == 0xffff) return false;
+  const bool grh = p.headers & net::kHasGrh;
+  const uint32_t transport = transport_bytes(p, bits);
+  const uint32_t words = (8 + (grh ? 40 : 0) + transport + 4) / 4;  // LRH .. ICRC
+  const size_t lrh = o.size();
+  put8(o, static_cast<uint8_t>((p.vl & 0xf) << 4));                 // VL, LVer 0
+  put8(o, static_cast<uint8_t>(((p.priority & 0xf) << 4) | (grh ? 3 : 2)));  // SL, LNH
+  put16(o, static_cast<uint16_t>(p.dst));
+  put16(o, static_cast<uint16_t>(words & 0x7ff));
+  put16(o, static_cast<uint16_t>(p.src));
+  size_t g = 0;
+  if (grh) {
+    g = o.size();
+    put32(o, 6u << 28);                                      // IPVer 6, TClass 0, flow 0
+    put16(o, static_cast<uint16_t>(transport + 4));          // PayLen: BTH .. ICRC
+    put8(o, 0x1b);                                           // NxtHdr: IBA transport
+    put8(o, 64);                                             // HopLmt
+    o.insert(o.end(), p.sgid.begin(), p.sgid.end());
+    o.insert(o.end(), p.dgid.begin(), p.dgid.end());
+  }
+  const size_t bth = o.size();
+  append_transport(p, bits, o);
+  // ICRC: LRH with VL set to ones, GRH with TClass, flow label and HopLmt set to ones,
+  // BTH reserved byte set to ones.
+  std::vector<uint8_t> masked(o.begin() + static_cast<long>(lrh), o.end());
+  masked[0] |= 0xf0;
+  if (grh) {
+    const size_t mg = g - lrh;
+    masked[mg] |= 0x0f;
+    masked[mg + 1] = masked[mg + 2] = masked[mg + 3] = 0xff;
+    masked[mg + 7] = 0xff;
+  }
+  masked[bth - lrh + 4] = 0xff;
+  put_le32(o, ~crc32_update(0xffffffff, masked));
+  const uint16_t vcrc = ib_vcrc(std::span<const uint8_t>(o).subspan(lrh));
+  put16(o, vcrc);
+  return true;
+}
+
+}  // namespace
+
+uint32_t linktype_for(net::LinkLayer ll) {
+  return ll == net::LinkLayer::InfiniBand ? kLinktypeInfiniband : kLinktypeEthernet;
+}
+
+void set_iwarp_encoder(IwarpEncoder enc) { g_iwarp = enc; }
+
+uint16_t headers_for_opcode(uint8_t opcode) {
+  using namespace net;
+  const uint8_t transport = opcode & 0xe0, op = opcode & 0x1f;
+  if (transport == 0x60) {  // UD: SEND only (0x64), SEND only with immediate (0x65)
+    if (op == 0x04) return kHasDeth;
+    if (op == 0x05) return kHasDeth | kHasImm;
+    return 0xffff;
+  }
+  if (transport != 0x00 && transport != 0x20) return 0xffff;  // RC and UC
+  switch (op) {
+    case 0x00: case 0x01: case 0x02: case 0x04: return 0;        // SEND first/middle/last/only
+    case 0x03: case 0x05: return kHasImm;                        // SEND last/only with imm
+    case 0x06: case 0x0a: return kHasReth;                       // WRITE first/only
+    case 0x07: case 0x08: return 0;                              // WRITE middle/last
+    case 0x09: return kHasImm;                                   // WRITE last with imm
+    case 0x0b: return kHasReth | kHasImm;                        // WRITE only with imm
+    default: break;
+  }
+  if (transport == 0x20) return 0xffff;                          // UC has nothing else
+  switch (op) {
+    case 0x0c: return kHasReth;                                  // READ request
+    case 0x0d: case 0x0f: case 0x10: return kHasAeth;            // READ response first/last/only
+    case 0x0e: return 0;                                         // READ response middle
+    case 0x11: return kHasAeth;                                  // ACK
+    case 0x12: return kHasAeth | kHasAtomicAckEth;               // ATOMIC ACK
+    case 0x13: case 0x14: return kHasAtomicEth;                  // CMP_SWAP, FETCH_ADD
+    case 0x16: case 0x17: return kHasIeth;                       // SEND last/only with invalidate
+    default: return 0xffff;
+  }
+}
+
+std::array<uint8_t, 6> mac_of(net::Address a) {
+  return {0x02, 0x00, static_cast<uint8_t>(a >> 24), static_cast<uint8_t>(a >> 16),
+          static_cast<uint8_t>(a >> 8), static_cast<uint8_t>(a)};
+}
+
+uint32_t crc32_update(uint32_t crc, std::span<const uint8_t> data) {
+  for (uint8_t b : data) {
+    crc ^= b;
+    for (int i = 0; i < 8; ++i) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
+  }
+  return crc;
+}
+
+uint16_t ipv4_checksum(std::span<const uint8_t> h) {
+  uint32_t sum = 0;
+  for (size_t i = 0; i + 1 < h.size(); i += 2) sum += (h[i] << 8) | h[i + 1];
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(~sum);
+}
+
+uint16_t ib_vcrc(std::span<const uint8_t> data) {
+  // 0x100B reflected is 0xD008.
+  uint16_t crc = 0xffff;
+  for (uint8_t b : data) {
+    crc ^= b;
+    for (int i = 0; i < 8; ++i) crc = static_cast<uint16_t>((crc >> 1) ^ (0xd008u & (0u - (crc & 1u))));
+  }
+  return static_cast<uint16_t>(~crc);
+}
+
+size_t append_eth_ipv4(const Packet& p, uint8_t protocol, uint32_t ip_payload, std::vector<uint8_t>& o) {
+  const auto dst = mac_of(p.dst), src = mac_of(p.src);
+  o.insert(o.end(), dst.begin(), dst.end());
+  o.insert(o.end(), src.begin(), src.end());
+  if (p.priority & 7) {
+    put16(o, 0x8100);
+    put16(o, static_cast<uint16_t>((p.priority & 7) << 13));  // PCP, DEI 0, VID 0
+  }
+  put16(o, 0x0800);
+  const size_t ip = o.size();
+  const uint8_t ecn = p.ce ? 3 : (p.ect ? 2 : 0);
+  put8(o, 0x45);
+  put8(o, static_cast<uint8_t>((p.dscp << 2) | ecn));
+  put16(o, static_cast<uint16_t>(20 + ip_payload));
+  put16(o, static_cast<uint16_t>(p.id));
+  put16(o, 0x4000);  // don't fragment
+  put8(o, 64);       // TTL
+  put8(o, protocol);
+  put16(o, 0);
+  put32(o, p.src);
+  put32(o, p.dst);
+  set16(o, ip + 10, ipv4_checksum(std::span<const uint8_t>(o).subspan(ip, 20)));
+  return ip;
+}
+
+bool encode(const Packet& p, std::vector<uint8_t>& out) {
+  switch (p.link_layer) {
+    case net::LinkLayer::InfiniBand: return encode_ib(p, out);
+    case net::LinkLayer::RoCEv2:
+      if (p.kind == net::PacketKind::PfcPause) return encode_pfc(p, out);
+      if (p.kind == net::PacketKind::IbCredit) return false;
+      return encode_roce(p, out);
+    case net::LinkLayer::IWarp:
+      if (p.kind == net::PacketKind::PfcPause) return encode_pfc(p, out);
+      return g_iwarp && p.kind == net::PacketKind::Transport && g_iwarp(p, out);
+  }
+  return false;
+}
+
+}  // namespace rdmasim::trace
