@@ -22,6 +22,7 @@
 
 #include "apps/rdmasim/daemon_state.h"
 #include "apps/rdmasim/wire.h"
+#include "sim/nic/cc_json.h"
 
 namespace rdmasim::daemon {
 
@@ -614,7 +615,8 @@ nlohmann::json Daemon::counters_json() const {
                     {"retransmitted_packets", k.retransmitted_packets}, {"timeouts", k.timeouts},
                     {"out_of_sequence", k.out_of_sequence}, {"duplicates", k.duplicates},
                     {"cnps_sent", k.cnps_sent}, {"cnps_received", k.cnps_received},
-                    {"ecn_marked_received", k.ecn_marked_received}});
+                    {"ecn_marked_received", k.ecn_marked_received}, {"rate_cuts", k.rate_cuts}});
+    nics.back()["cc"] = nic::cc_report_json(*hcas_[i]);
   }
   j["nics"] = nics;
   try {

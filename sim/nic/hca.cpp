@@ -301,7 +301,7 @@ int Hca::post_recv(uint32_t qpn, const RecvWr& wr) {
 void Hca::receive(net::PacketPtr pkt, int /*port*/) {
   auto& im = *impl_;
   if (pkt->kind != net::PacketKind::Transport) {
-    if (pkt->kind == net::PacketKind::Cnp) im.counters.cnps_received++;
+    if (pkt->kind == net::PacketKind::Cnp && im.port_active) im.receive_cnp(*pkt);
     return;
   }
   im.counters.rx_packets++;
@@ -318,6 +318,7 @@ void Hca::receive(net::PacketPtr pkt, int /*port*/) {
     const uint8_t op = shared->bth.opcode & 0x1f;
     const bool response = qp.init.type == QpType::RC && op >= 0x0d && op <= 0x12;
     m.rx_pkt = shared.get();
+    if (shared->ce) m.notify_congestion(qp, *shared);
     if (response) {
       m.handle_response(qp, *shared);
     } else if (qp.init.type == QpType::UD) {

@@ -5,9 +5,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sim/core/engine.h"
 #include "sim/net/packet.h"
+#include "sim/nic/cc.h"
 #include "sim/nic/memory.h"
 #include "sim/nic/types.h"
 
@@ -40,6 +42,18 @@ struct HcaConfig {
   // Receiver ACK coalescing: an ACK is sent at least every `ack_every` packets of a
   // message and always for the last packet, or after ack_delay.
   uint32_t ack_every = 16;
+  // Congestion control of the QPs (RoCEv2): the RP algorithm and the NP's CNP generation.
+  CcConfig cc;
+};
+
+// One QP's congestion-control state and rate series (Hca::cc_report).
+struct QpCcReport {
+  uint32_t qpn = 0;
+  CcAlgorithm algorithm = CcAlgorithm::None;
+  Rate rate, target;
+  double alpha = 0;
+  CcStats stats;
+  std::vector<CcSample> samples;
 };
 
 // Delivers a completion to the owner of a CQ (engine context). The owner writes it where
@@ -53,7 +67,7 @@ struct HcaCounters {
   uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
   uint64_t acks_sent = 0, naks_sent = 0, rnr_naks_sent = 0;
   uint64_t retransmitted_packets = 0, timeouts = 0, out_of_sequence = 0, duplicates = 0;
-  uint64_t cnps_sent = 0, cnps_received = 0, ecn_marked_received = 0;
+  uint64_t cnps_sent = 0, cnps_received = 0, ecn_marked_received = 0, rate_cuts = 0;
 };
 
 // All methods run in engine context. Error returns are positive errno values (0 = ok),
@@ -70,6 +84,8 @@ class Hca : public net::Node {
 
   const HcaConfig& config() const;
   const HcaCounters& counters() const;
+  // Congestion control of every QP that has sent or received since it was created or reset.
+  std::vector<QpCcReport> cc_report() const;
   void receive(net::PacketPtr pkt, int port) override;
 
   void set_async_sink(AsyncSink sink);

@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/nic/cc.h"
 #include "sim/nic/hca.h"
 
 namespace rdmasim::nic {
@@ -136,6 +137,13 @@ struct Qp {
   std::map<uint32_t, uint64_t> atomic_results;
   // Read responses and atomic ACKs waiting for the port, in order.
   std::deque<net::PacketPtr> resp_queue;
+
+  // Congestion control (cc_hooks.cpp): the rate controller (made on first use), the
+  // pacer's next send time for requests, its wake-up, and the NP's last CNP time.
+  std::unique_ptr<CongestionControl> cc;
+  Time next_tx = 0;
+  EventId pace_wake;
+  Time last_cnp = -1;
 };
 
 struct Hca::Impl {
@@ -222,6 +230,15 @@ struct Hca::Impl {
   bool ack_upto(Qp& qp, uint32_t psn);   // implicit/explicit ACK; true on progress
   bool outstanding(const Qp& qp) const;  // started WQEs not yet done
   const AddressVector& tx_av(const Qp& qp) const;
+
+  // --- cc_hooks.cpp: congestion control ---
+  CongestionControl& cc_of(Qp& qp);
+  // True when the pacer holds the QP's next request (it then leaves the round robin and
+  // rejoins at its send time).
+  bool pace_hold(Qp& qp);
+  void paced_sent(Qp& qp, const net::Packet& p);   // a request left: advance the pacer
+  void notify_congestion(Qp& qp, const net::Packet& p);  // NP: a CE-marked packet arrived
+  void receive_cnp(const net::Packet& p);          // RP: a CNP arrived
 
   // --- responder.cpp ---
   void handle_request(Qp& qp, net::Packet& p);

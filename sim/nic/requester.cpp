@@ -67,6 +67,8 @@ void Hca::Impl::pump() {
         qp.in_active = false;
         continue;
       }
+      const bool request = qp.resp_queue.empty();
+      if (request && pace_hold(qp)) continue;  // congestion control: not yet its send time
       const uint8_t prio = !qp.resp_queue.empty() ? qp.resp_queue.front()->priority
                                                    : priority_of(tx_av(qp));
       active.push_back(qpn);
@@ -83,6 +85,7 @@ void Hca::Impl::pump() {
         p = next_request(qp);
       }
       if (!p) continue;
+      if (request) paced_sent(qp, *p);
       if (!port_active) continue;  // a down port loses what the NIC sends (RC then times out)
       counters.tx_packets++;
       counters.tx_bytes += p->wire_bytes;

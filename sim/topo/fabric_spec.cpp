@@ -48,7 +48,7 @@ struct NicParams {
 };
 
 #define RDMASIM_NIC_KEYS "vendor_id", "vendor_part_id", "hw_ver", "fw_ver", "queue_kb", \
-    "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits", "dwrr_weights", "ib_vl_buffer_kb"
+    "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits", "dwrr_weights", "ib_vl_buffer_kb", "cc"
 
 // nic::HcaConfig limits settable from "limits"; each must be >= 1.
 struct LimitField {
@@ -82,6 +82,56 @@ void read_limits(ConfigReader& r, const json& j, const std::string& path, nic::H
   hca.atomics = r.boolean(j, "atomics", path, hca.atomics);
 }
 
+// "cc": {"algorithm": "none"|"dcqcn", "preset": "paper"|"vendor", DCQCN parameters...}.
+// The preset (if any) sets every parameter first; the other keys then override it.
+void read_cc(ConfigReader& r, const json& j, const std::string& path, nic::CcConfig& cc) {
+  if (!r.object(j, path, {"algorithm", "preset", "g", "initial_alpha", "alpha_update_us",
+                          "rate_timer_us", "byte_counter_bytes", "fast_recovery_steps",
+                          "ai_rate_mbps", "hai_rate_mbps", "min_rate_mbps",
+                          "rate_reduce_period_us", "cnp_interval_us", "cnp_priority",
+                          "cnp_dscp", "max_samples"}))
+    return;
+  const std::string algo = r.string(j, "algorithm", path, nic::cc_algorithm_name(cc.algorithm),
+                                    "\"none\" or \"dcqcn\"");
+  if (algo == "none") cc.algorithm = nic::CcAlgorithm::None;
+  else if (algo == "dcqcn") cc.algorithm = nic::CcAlgorithm::Dcqcn;
+  else r.error(join(path, "algorithm"), json(algo), "is not a congestion control algorithm",
+               "\"none\" or \"dcqcn\"");
+  if (j.contains("preset")) {
+    const std::string preset = r.string(j, "preset", path, std::nullopt, "\"paper\" or \"vendor\"");
+    if (!nic::dcqcn_preset(preset, &cc.dcqcn))
+      r.error(join(path, "preset"), json(preset), "is not a DCQCN preset", "\"paper\" or \"vendor\"");
+  }
+  nic::DcqcnParams& d = cc.dcqcn;
+  auto time_us = [&](const char* key, Time& t, double min, bool exclusive) {
+    t = from_ns_double(1000.0 * r.number(j, key, path, to_us(t), min, exclusive, 1e9,
+                                         exclusive ? "a time in us > 0" : "a time in us >= 0"));
+  };
+  auto rate_mbps = [&](const char* key, Rate& v) {
+    v = Rate::mbps(r.number(j, key, path, static_cast<double>(v.bps) / 1e6, 0, true, 1e7,
+                            "a rate in Mb/s > 0"));
+  };
+  d.g = r.number(j, "g", path, d.g, 0, true, 1, "a gain in (0, 1]");
+  d.initial_alpha = r.number(j, "initial_alpha", path, d.initial_alpha, 0, false, 1, "alpha in [0, 1]");
+  time_us("alpha_update_us", d.alpha_period, 0, true);
+  time_us("rate_timer_us", d.rate_timer, 0, true);
+  d.byte_counter = static_cast<uint64_t>(r.integer(j, "byte_counter_bytes", path,
+                                                   static_cast<int64_t>(d.byte_counter), 0, INT64_MAX,
+                                                   "a byte count >= 0 (0 disables the byte counter)"));
+  d.fast_recovery_steps = static_cast<uint32_t>(r.integer(
+      j, "fast_recovery_steps", path, d.fast_recovery_steps, 0, 1000, "a step count 0..1000"));
+  rate_mbps("ai_rate_mbps", d.ai_rate);
+  rate_mbps("hai_rate_mbps", d.hai_rate);
+  rate_mbps("min_rate_mbps", d.min_rate);
+  time_us("rate_reduce_period_us", d.rate_reduce_period, 0, false);
+  time_us("cnp_interval_us", d.cnp_interval, 0, false);
+  d.cnp_priority = static_cast<uint8_t>(
+      r.integer(j, "cnp_priority", path, d.cnp_priority, 0, 7, "a traffic class 0..7"));
+  d.cnp_dscp = static_cast<uint8_t>(r.integer(j, "cnp_dscp", path, d.cnp_dscp, 0, 63, "a DSCP 0..63"));
+  cc.max_samples = static_cast<uint32_t>(r.integer(j, "max_samples", path, cc.max_samples, 0,
+                                                   100'000'000, "a sample count >= 0"));
+}
+
 void read_nic_params(ConfigReader& r, const json& j, const std::string& path, NicParams& p) {
   p.vendor_id = static_cast<uint32_t>(
       r.integer(j, "vendor_id", path, p.vendor_id, 0, 0xffff, "a PCI vendor id 0..65535"));
@@ -100,6 +150,7 @@ void read_nic_params(ConfigReader& r, const json& j, const std::string& path, Ni
   p.hca.ack_every = static_cast<uint32_t>(
       r.integer(j, "ack_every", path, p.hca.ack_every, 1, 1 << 24, "a packet count >= 1"));
   if (j.contains("limits")) read_limits(r, j["limits"], join(path, "limits"), p.hca);
+  if (j.contains("cc")) read_cc(r, j["cc"], join(path, "cc"), p.hca.cc);
   read_weights(r, j, path, p.dwrr_weights);
   p.ib_vl_buffer_bytes = 1024 * static_cast<uint32_t>(r.integer(
       j, "ib_vl_buffer_kb", path, p.ib_vl_buffer_bytes / 1024, 1, 1 << 20,
@@ -266,6 +317,9 @@ FabricSpec parse_fabric(const json& config_in) {
         if (!r.object(nics[i], np, {"name", RDMASIM_NIC_KEYS})) continue;
         NicParams p = nic_defaults;
         read_nic_params(r, nics[i], np, p);
+        if (p.hca.cc.algorithm == nic::CcAlgorithm::Dcqcn && spec.link_layer != net::LinkLayer::RoCEv2)
+          r.error(join(np, "cc.algorithm"), json("dcqcn"), "is RoCEv2 congestion control",
+                  "\"none\" on a " + std::string(link_layer_name(spec.link_layer)) + " fabric");
         NicSpec entry;
         HostNic& n = entry.nic;
         n.host = hname;

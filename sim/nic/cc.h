@@ -1,0 +1,153 @@
+// Congestion control of the HCA model: a pluggable per-QP rate controller ("none" = line
+// rate, "dcqcn" = DCQCN as deployed on RoCEv2 NICs) and the parameters of DCQCN's reaction
+// point (RP, the sender) and notification point (NP, the receiver).
+//
+// DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015):
+// - NP: a QP that receives CE-marked packets sends at most one CNP (BTH opcode 0x81) per
+//   cnp_interval to the sending QP.
+// - RP, on a CNP: target = rate; rate *= (1 - alpha/2); alpha = (1-g)*alpha + g; the
+//   increase counters restart. Every alpha_period without a CNP: alpha *= (1-g).
+// - RP, rate increase: an event each rate_timer period and each byte_counter bytes sent.
+//   With T timer events and BC byte events since the last cut:
+//     max(T, BC) < F            fast recovery:  rate = (rate + target) / 2
+//     min(T, BC) > F            hyper increase: target += hai_rate; rate = (rate + target) / 2
+//     otherwise                 additive:       target += ai_rate;  rate = (rate + target) / 2
+//   target and rate stay in [min_rate, line rate].
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/engine.h"
+#include "sim/core/time.h"
+
+namespace rdmasim::nic {
+
+enum class CcAlgorithm : uint8_t { None, Dcqcn };
+
+struct DcqcnParams {
+  // Reaction point.
+  double g = 1.0 / 256;               // alpha gain
+  double initial_alpha = 1.0;         // alpha before the first CNP
+  Time alpha_period = us(55);         // alpha decay period without CNPs
+  Time rate_timer = us(55);           // T: rate-increase timer period
+  uint64_t byte_counter = 10'000'000; // B: bytes per rate-increase event; 0 disables it
+  uint32_t fast_recovery_steps = 5;   // F
+  Rate ai_rate = Rate::mbps(40);      // R_AI
+  Rate hai_rate = Rate::mbps(400);    // R_HAI
+  Rate min_rate = Rate::mbps(100);
+  Time rate_reduce_period = 0;        // at most one cut per period (0: every CNP cuts)
+  // Notification point.
+  Time cnp_interval = us(50);         // at most one CNP per QP per interval
+  uint8_t cnp_priority = 6;           // traffic class of CNPs
+  uint8_t cnp_dscp = 48;
+};
+
+// "paper": the DCQCN paper's values; "vendor": NVIDIA ConnectX firmware defaults (see
+// configs/README.md). False for an unknown name.
+bool dcqcn_preset(std::string_view name, DcqcnParams* out);
+
+struct CcConfig {
+  CcAlgorithm algorithm = CcAlgorithm::None;
+  DcqcnParams dcqcn;
+  uint32_t max_samples = 10000;  // per QP; the rate/alpha series stops growing beyond it
+};
+
+const char* cc_algorithm_name(CcAlgorithm a);
+
+// One point of a QP's rate series: recorded whenever the rate or alpha changes.
+struct CcSample {
+  Time at = 0;
+  Rate rate;
+  Rate target;
+  double alpha = 0;
+};
+
+struct CcStats {
+  uint64_t cnps_received = 0;
+  uint64_t rate_cuts = 0;
+  uint64_t rate_increases = 0;
+  uint64_t samples_dropped = 0;
+};
+
+// Per-QP congestion control state. Engine context only. An instance may schedule timers on
+// the engine; they are cancelled when it is destroyed.
+class CongestionControl {
+ public:
+  virtual ~CongestionControl() = default;
+  virtual CcAlgorithm algorithm() const = 0;
+  // The QP put a packet of `bytes` wire bytes on the port.
+  virtual void on_packet_sent(uint64_t bytes) = 0;
+  // A CNP for this QP arrived.
+  virtual void on_cnp() = 0;
+  // The rate the requester paces the QP's packets to.
+  virtual Rate current_rate() const = 0;
+  virtual Rate target_rate() const { return current_rate(); }
+  virtual double alpha() const { return 0; }
+  const CcStats& stats() const { return stats_; }
+  const std::vector<CcSample>& samples() const { return samples_; }
+
+ protected:
+  void record(Time at, Rate rate, Rate target, double alpha, uint32_t max_samples);
+  CcStats stats_;
+  std::vector<CcSample> samples_;
+};
+
+// Line rate, never changes; CNPs are counted and otherwise ignored.
+class NoCc final : public CongestionControl {
+ public:
+  explicit NoCc(Rate line) : line_(line) {}
+  CcAlgorithm algorithm() const override { return CcAlgorithm::None; }
+  void on_packet_sent(uint64_t) override {}
+  void on_cnp() override { stats_.cnps_received++; }
+  Rate current_rate() const override { return line_; }
+
+ private:
+  Rate line_;
+};
+
+class Dcqcn final : public CongestionControl {
+ public:
+  Dcqcn(Engine& engine, const DcqcnParams& p, Rate line, uint32_t max_samples);
+  ~Dcqcn() override;
+  Dcqcn(const Dcqcn&) = delete;
+  Dcqcn& operator=(const Dcqcn&) = delete;
+
+  CcAlgorithm algorithm() const override { return CcAlgorithm::Dcqcn; }
+  void on_packet_sent(uint64_t bytes) override;
+  void on_cnp() override;
+  Rate current_rate() const override { return Rate{static_cast<uint64_t>(rate_ + 0.5)}; }
+  Rate target_rate() const override { return Rate{static_cast<uint64_t>(target_ + 0.5)}; }
+  double alpha() const override { return alpha_; }
+  // Rate-increase counters since the last cut (T and BC of the algorithm).
+  uint32_t timer_events() const { return t_count_; }
+  uint32_t byte_events() const { return bc_count_; }
+
+ private:
+  void on_alpha_timer();
+  void on_rate_timer();
+  void increase();
+  void arm_timers();
+  void stop_if_recovered();
+  void sample();
+
+  Engine& engine_;
+  DcqcnParams p_;
+  double line_;                  // bits/s
+  double rate_, target_, alpha_;
+  bool cnp_in_period_ = false;   // a CNP arrived since the last alpha update
+  Time last_cut_ = -1;
+  Time alpha_stopped_ = -1;      // timers idle since (rate back at line rate)
+  uint32_t t_count_ = 0, bc_count_ = 0;
+  uint64_t bytes_ = 0;           // bytes since the last byte-counter event
+  uint32_t max_samples_;
+  EventId alpha_timer_, rate_timer_;
+};
+
+// Makes the per-QP controller for `config` on a port of rate `line`.
+std::unique_ptr<CongestionControl> make_cc(Engine& engine, const CcConfig& config, Rate line);
+
+}  // namespace rdmasim::nic

@@ -1,0 +1,94 @@
+// The HCA's congestion-control hooks: request pacing (requester), CNP generation at the
+// notification point (receive path) and CNP reception at the reaction point.
+//
+// - The pacer holds a QP's requests (not its READ responses or ACKs) until next_tx, which
+//   advances by wire_bytes at the controller's current rate per packet sent. With "none"
+//   there is no pacer: the port's own serialization is the only limit.
+// - NP: when the HCA's algorithm is DCQCN and a RoCEv2 packet for a QP arrives CE-marked,
+//   the QP sends a CNP to its peer QP unless it sent one less than cnp_interval ago.
+// - RP: a CNP for a QP goes to the QP's controller right away (no receive pipeline delay:
+//   NICs handle CNPs in hardware).
+#include <algorithm>
+
+#include "sim/nic/hca_impl.h"
+
+namespace rdmasim::nic {
+
+CongestionControl& Hca::Impl::cc_of(Qp& qp) {
+  if (!qp.cc) qp.cc = make_cc(engine, config.cc, port.rate());
+  return *qp.cc;
+}
+
+bool Hca::Impl::pace_hold(Qp& qp) {
+  if (config.cc.algorithm == CcAlgorithm::None || engine.now() >= qp.next_tx) return false;
+  qp.in_active = false;
+  if (!engine.is_pending(qp.pace_wake)) {
+    const uint32_t qpn = qp.qpn;
+    qp.pace_wake = later(qp.next_tx - engine.now(), [this, qpn] {
+      auto it = qps.find(qpn);
+      if (it == qps.end()) return;
+      it->second->pace_wake = EventId{};
+      kick(*it->second);
+    });
+  }
+  return true;
+}
+
+void Hca::Impl::paced_sent(Qp& qp, const net::Packet& p) {
+  if (config.cc.algorithm == CcAlgorithm::None) return;
+  CongestionControl& cc = cc_of(qp);
+  qp.next_tx = std::max(engine.now(), qp.next_tx) + tx_time(cc.current_rate(), p.wire_bytes);
+  cc.on_packet_sent(p.wire_bytes);
+}
+
+void Hca::Impl::notify_congestion(Qp& qp, const net::Packet& p) {
+  if (config.cc.algorithm != CcAlgorithm::Dcqcn || config.link_layer != net::LinkLayer::RoCEv2)
+    return;
+  const DcqcnParams& d = config.cc.dcqcn;
+  const Time now = engine.now();
+  if (qp.last_cnp >= 0 && now - qp.last_cnp < d.cnp_interval) return;
+  const uint32_t dest = qp.init.type == QpType::UD ? p.deth.src_qp : qp.attr.dest_qp_num;
+  AddressVector av;
+  av.is_global = true;
+  av.dgid = p.sgid;
+  av.traffic_class = static_cast<uint8_t>(d.cnp_dscp << 2);
+  net::PacketPtr cnp = new_packet(qp, av, dest, 0x81, 0);
+  cnp->kind = net::PacketKind::Cnp;
+  cnp->dst = p.src;
+  cnp->priority = d.cnp_priority & 7;
+  cnp->dscp = d.cnp_dscp;
+  // RoCEv2 CNP (IBTA annex A17): BTH with opcode 0x81, then 16 reserved bytes, then ICRC.
+  static const net::Payload kReserved = std::make_shared<const std::vector<uint8_t>>(16, 0);
+  cnp->payload = kReserved;
+  cnp->payload_len = 16;
+  finish_packet(*cnp);
+  qp.last_cnp = now;
+  counters.cnps_sent++;
+  if (!port_active) return;
+  counters.tx_packets++;
+  counters.tx_bytes += cnp->wire_bytes;
+  port.send(std::move(cnp));
+}
+
+void Hca::Impl::receive_cnp(const net::Packet& p) {
+  counters.cnps_received++;
+  auto it = qps.find(p.bth.dest_qp);
+  if (it == qps.end()) return;
+  CongestionControl& cc = cc_of(*it->second);
+  const uint64_t cuts = cc.stats().rate_cuts;
+  cc.on_cnp();
+  counters.rate_cuts += cc.stats().rate_cuts - cuts;
+}
+
+std::vector<QpCcReport> Hca::cc_report() const {
+  std::vector<QpCcReport> out;
+  for (const auto& [qpn, qp] : impl_->qps) {
+    if (!qp->cc) continue;
+    const CongestionControl& cc = *qp->cc;
+    out.push_back({qpn, cc.algorithm(), cc.current_rate(), cc.target_rate(), cc.alpha(),
+                   cc.stats(), cc.samples()});
+  }
+  return out;
+}
+
+}  // namespace rdmasim::nic

@@ -1,0 +1,68 @@
+// The "cc" config keys (sim/topo/fabric_spec.cpp): presets, overrides, errors.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/topo/fabric_spec.h"
+
+namespace rdmasim::topo {
+namespace {
+
+using nlohmann::json;
+
+json base() {
+  return json::parse(R"({
+    "hosts": [{"name": "a", "ip": "127.0.1.1"}, {"name": "b", "ip": "127.0.1.2"}],
+    "switches": [{"name": "sw0"}],
+    "links": [{"a": "a", "b": "sw0"}, {"a": "b", "b": "sw0"}]
+  })");
+}
+
+std::string error_of(const json& j) {
+  try {
+    parse_fabric(j);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_CASE("cc config: default none; fabric-wide preset; per-NIC override") {
+  json j = base();
+  CHECK(parse_fabric(j).nics[0].nic.hca.cc.algorithm == nic::CcAlgorithm::None);
+  j["nic"] = {{"cc", {{"algorithm", "dcqcn"}, {"preset", "vendor"}}}};
+  j["hosts"][1]["nics"] = json::array({{{"name", "mlx5_0"},
+                                        {"cc", {{"ai_rate_mbps", 20}, {"cnp_interval_us", 50}}}}});
+  const FabricSpec s = parse_fabric(j);
+  const nic::CcConfig& a = s.nics[0].nic.hca.cc;
+  const nic::CcConfig& b = s.nics[1].nic.hca.cc;
+  CHECK(a.algorithm == nic::CcAlgorithm::Dcqcn);
+  CHECK(a.dcqcn.rate_timer == us(300));          // vendor rpg_time_reset
+  CHECK(a.dcqcn.ai_rate == Rate::mbps(5));
+  CHECK(b.algorithm == nic::CcAlgorithm::Dcqcn);  // inherited from "nic"
+  CHECK(b.dcqcn.rate_timer == us(300));
+  CHECK(b.dcqcn.ai_rate == Rate::mbps(20));       // overridden
+  CHECK(b.dcqcn.cnp_interval == us(50));
+}
+
+TEST_CASE("cc config: errors name the path and the value") {
+  json j = base();
+  j["nic"] = {{"cc", {{"algorithm", "timely"}}}};
+  CHECK(error_of(j).find("fabric.nic.cc.algorithm: \"timely\" is not a congestion control algorithm") !=
+        std::string::npos);
+  j["nic"] = {{"cc", {{"algorithm", "dcqcn"}, {"preset", "fast"}}}};
+  CHECK(error_of(j).find("fabric.nic.cc.preset: \"fast\" is not a DCQCN preset") != std::string::npos);
+  j["nic"] = {{"cc", {{"algorithm", "dcqcn"}, {"g", 0}}}};
+  CHECK(error_of(j).find("fabric.nic.cc.g") != std::string::npos);
+  j["nic"] = {{"cc", {{"algorithm", "dcqcn"}, {"rate_timer", 5}}}};
+  CHECK(error_of(j).find("fabric.nic.cc.rate_timer") != std::string::npos);  // unknown key
+  j["nic"] = {{"cc", {{"cnp_priority", 8}}}};
+  CHECK(error_of(j).find("fabric.nic.cc.cnp_priority: 8") != std::string::npos);
+  j = base();
+  j["link_layer"] = "ib";
+  j["nic"] = {{"cc", {{"algorithm", "dcqcn"}}}};
+  CHECK(error_of(j).find("cc.algorithm: \"dcqcn\" is RoCEv2 congestion control") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace rdmasim::topo
