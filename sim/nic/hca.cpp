@@ -58,6 +58,8 @@ int Hca::reg_mr(uint32_t pd, MemorySpace* mem, uint64_t addr, uint64_t length, u
   // IBTA: remote write or remote atomic access requires local write (rdma-core: EINVAL).
   if ((access & (kAccessRemoteWrite | kAccessRemoteAtomic)) && !(access & kAccessLocalWrite))
     return EINVAL;
+  // On-demand paging is not modelled: refused as unsupported, never silently pinned.
+  if (access & kAccessOnDemand) return EOPNOTSUPP;
   if (impl_->mrs.size() >= impl_->config.max_mr) return ENOMEM;
   // Keys: a 24-bit index and an 8-bit variant, as real HCAs build them; lkey == rkey.
   const uint32_t key = impl_->next_key++ << 8 | 0x5a;

@@ -90,7 +90,10 @@ void Hca::Impl::respond_read(Qp& qp, const net::Packet& req, uint32_t psn) {
                      : nullptr;
   auto buf = std::make_shared<std::vector<uint8_t>>(len);
   if (len && !mr->mem->read(mr->addr + (req.reth.va - mr->iova), buf->data(), len)) {
+    // The MR is valid but its memory cannot be read (unmapped after registration): Remote
+    // Operational Error, and the responder QP cannot go on (like fatal_nak).
     send_ack(qp, kNakRemOp, psn);
+    enter_error(qp);
     return;
   }
   for (uint32_t k = 0; k < n; ++k) {
