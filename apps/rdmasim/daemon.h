@@ -92,6 +92,7 @@ class Daemon {
   int op_create_srq(Client& c, const ipc::CreateSrqReq& r, ipc::CreateSrqResp* out, std::vector<int>* fds);
   int op_create_qp(Client& c, const ipc::CreateQpReq& r, ipc::CreateQpResp* out, std::vector<int>* fds);
   int op_reg_mr(Client& c, const ipc::RegMrReq& r, ipc::RegMrResp* out);
+  int op_rereg_mr(Client& c, const ipc::ReregMrReq& r, ipc::RegMrResp* out);
   int destroy_qp(Client& c, uint32_t handle);
   int destroy_srq(Client& c, uint32_t handle);
   int destroy_cq(Client& c, uint32_t handle);

@@ -100,6 +100,13 @@ void Daemon::handle(Client& c, const ipc::MsgHeader& h, const uint8_t* body, siz
       int rc = op_reg_mr(c, r, &out);
       return rc ? bad(rc) : reply(c, h, 0, &out, sizeof out);
     }
+    case ipc::Op::ReregMr: {
+      ipc::ReregMrReq r;
+      if (!take(body, len, &r)) return bad(EINVAL);
+      ipc::RegMrResp out{};
+      int rc = op_rereg_mr(c, r, &out);
+      return rc ? bad(rc) : reply(c, h, 0, &out, sizeof out);
+    }
     case ipc::Op::DeregMr: {
       ipc::HandleReq r;
       if (!take(body, len, &r)) return bad(EINVAL);
@@ -305,7 +312,38 @@ int Daemon::op_reg_mr(Client& c, const ipc::RegMrReq& r, ipc::RegMrResp* out) {
   out->handle = c.next_handle++;
   out->lkey = keys.lkey;
   out->rkey = keys.rkey;
-  c.mrs[out->handle] = Mr{dev, keys.lkey};
+  c.mrs[out->handle] = Mr{dev, keys.lkey, r.access, r.addr, r.length};
+  return 0;
+}
+
+int Daemon::op_rereg_mr(Client& c, const ipc::ReregMrReq& r, ipc::RegMrResp* out) {
+  auto it = c.mrs.find(r.handle);
+  if (it == c.mrs.end()) return ENOENT;
+  Mr& mr = it->second;
+  uint32_t hca_pd = 0;
+  if (r.flags & IBV_REREG_MR_CHANGE_PD) {
+    auto pd = c.pds.find(r.pd);
+    if (pd == c.pds.end()) return ENOENT;
+    if (pd->second.dev != mr.dev) return EINVAL;  // a PD of another device
+    hca_pd = pd->second.pd;
+  }
+  const bool move = r.flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+  const uint32_t access = (r.flags & IBV_REREG_MR_CHANGE_ACCESS) ? r.access : mr.access;
+  const uint64_t addr = move ? r.addr : mr.addr;
+  const uint64_t length = move ? r.length : mr.length;
+  if (move && (length == 0 || addr + length < addr)) return EINVAL;
+  if (!range_mapped(read_maps(c.pid), addr, length, (access & IBV_ACCESS_LOCAL_WRITE) != 0))
+    return EFAULT;
+  nic::MrKeys keys;
+  if (int rc = hcas_[mr.dev]->rereg_mr(mr.lkey, r.flags, hca_pd, c.mem.get(), addr, length,
+                                        r.access, &keys))
+    return rc;
+  mr.access = access;
+  mr.addr = addr;
+  mr.length = length;
+  out->handle = r.handle;
+  out->lkey = keys.lkey;
+  out->rkey = keys.rkey;
   return 0;
 }
 

@@ -26,6 +26,9 @@ struct Daemon::Pd {
 struct Daemon::Mr {
   size_t dev;
   uint32_t lkey;
+  uint32_t access;  // as registered: rereg_mr re-checks the mappings with these rights
+  uint64_t addr;
+  uint64_t length;
 };
 
 struct Daemon::Channel {

@@ -63,6 +63,7 @@ enum class Op : uint32_t {
   DestroyQp,
   Counters,      // daemon-wide counters as JSON text (for `rdmasim counters`)
   Shutdown,      // asks the daemon to exit (only honoured from the same uid)
+  ReregMr,       // ibv_rereg_mr; answered with RegMrResp (the keys stay the same)
 };
 
 struct MsgHeader {
@@ -224,6 +225,15 @@ struct RegMrReq {
   uint64_t addr;
   uint64_t length;
   uint64_t iova;
+};
+// flags: IBV_REREG_MR_CHANGE_*; pd, addr/length and access are read only when their flag is set.
+struct ReregMrReq {
+  uint32_t handle;
+  uint32_t flags;
+  uint32_t pd;
+  uint32_t access;
+  uint64_t addr;
+  uint64_t length;
 };
 struct RegMrResp { uint32_t handle; uint32_t lkey; uint32_t rkey; };
 

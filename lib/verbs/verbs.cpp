@@ -585,8 +585,35 @@ ibv_mr* ibv_reg_dmabuf_mr(ibv_pd* pd, uint64_t offset, size_t length, uint64_t i
 
 int ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t length, int access) {
   RDMASIM_HW_FORWARD(ibv_rereg_mr, mr, flags, pd, addr, length, access);
-  errno = EOPNOTSUPP;
-  return IBV_REREG_MR_ERR_INPUT;
+  // Input checks as rdma-core's libibverbs does them (ERR_INPUT: the old MR stays valid).
+  constexpr int kAll = IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+                       IBV_REREG_MR_CHANGE_ACCESS;
+  if (flags == 0 || (flags & ~kAll) ||
+      ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
+      (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS)) ||
+      ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != mr->context))) {
+    errno = EINVAL;
+    return IBV_REREG_MR_ERR_INPUT;
+  }
+  ipc::ReregMrReq req{mr->handle, static_cast<uint32_t>(flags),
+                      (flags & IBV_REREG_MR_CHANGE_PD) ? pd->handle : 0u,
+                      static_cast<unsigned>(access) & ~static_cast<unsigned>(IBV_ACCESS_OPTIONAL_RANGE),
+                      reinterpret_cast<uint64_t>(addr), length};
+  ipc::RegMrResp resp{};
+  if (int rc = call(mr->context, ipc::Op::ReregMr, &req, sizeof(req), &resp, sizeof(resp))) {
+    // The daemon changes nothing on error, but rdma-core callers treat a command error
+    // as "MR shouldn't be used" and must still ibv_dereg_mr it; report it that way.
+    errno = rc;
+    return IBV_REREG_MR_ERR_CMD;
+  }
+  if (flags & IBV_REREG_MR_CHANGE_PD) mr->pd = pd;
+  if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+    mr->addr = addr;
+    mr->length = length;
+  }
+  mr->lkey = resp.lkey;
+  mr->rkey = resp.rkey;
+  return 0;
 }
 
 int RDMASIM_V11(ibv_dereg_mr)(ibv_mr* mr) {

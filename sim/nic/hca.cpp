@@ -50,22 +50,60 @@ int Hca::dealloc_pd(uint32_t pd) {
   return 0;
 }
 
+namespace {
+// Access rules shared by reg_mr and rereg_mr.
+int check_mr_access(uint32_t access) {
+  // IBTA: remote write or remote atomic access requires local write (rdma-core: EINVAL).
+  if ((access & (kAccessRemoteWrite | kAccessRemoteAtomic)) && !(access & kAccessLocalWrite))
+    return EINVAL;
+  // On-demand paging is not modelled: refused as unsupported, never silently pinned.
+  if (access & kAccessOnDemand) return EOPNOTSUPP;
+  return 0;
+}
+}  // namespace
+
 int Hca::reg_mr(uint32_t pd, MemorySpace* mem, uint64_t addr, uint64_t length, uint64_t iova,
                 uint32_t access, MrKeys* keys) {
   auto pit = impl_->pds.find(pd);
   if (pit == impl_->pds.end()) return ENOENT;
   if (!mem || length > impl_->config.max_mr_size) return EINVAL;
   // IBTA: remote write or remote atomic access requires local write (rdma-core: EINVAL).
-  if ((access & (kAccessRemoteWrite | kAccessRemoteAtomic)) && !(access & kAccessLocalWrite))
-    return EINVAL;
-  // On-demand paging is not modelled: refused as unsupported, never silently pinned.
-  if (access & kAccessOnDemand) return EOPNOTSUPP;
+  if (int rc = check_mr_access(access)) return rc;
   if (impl_->mrs.size() >= impl_->config.max_mr) return ENOMEM;
   // Keys: a 24-bit index and an 8-bit variant, as real HCAs build them; lkey == rkey.
   const uint32_t key = impl_->next_key++ << 8 | 0x5a;
   impl_->mrs[key] = Mr{pd, mem, addr, length, iova, access, key};
   pit->second.refs++;
   keys->lkey = keys->rkey = key;
+  return 0;
+}
+
+int Hca::rereg_mr(uint32_t lkey, uint32_t flags, uint32_t pd, MemorySpace* mem, uint64_t addr,
+                  uint64_t length, uint32_t access, MrKeys* keys) {
+  auto& im = *impl_;
+  auto it = im.mrs.find(lkey);
+  if (it == im.mrs.end()) return ENOENT;
+  constexpr uint32_t kAll = kReregChangeTranslation | kReregChangePd | kReregChangeAccess;
+  if (flags == 0 || (flags & ~kAll)) return EINVAL;
+  Mr next = it->second;
+  if (flags & kReregChangePd) {
+    if (!im.pds.count(pd)) return ENOENT;
+    next.pd = pd;
+  }
+  if (flags & kReregChangeTranslation) {
+    if (!mem || length == 0 || length > im.config.max_mr_size || addr + length < addr) return EINVAL;
+    next.mem = mem;
+    next.addr = next.iova = addr;
+    next.length = length;
+  }
+  if (flags & kReregChangeAccess) {
+    if (int rc = check_mr_access(access)) return rc;
+    next.access = access;
+  }
+  im.pds[it->second.pd].refs--;
+  im.pds[next.pd].refs++;
+  it->second = next;
+  keys->lkey = keys->rkey = lkey;
   return 0;
 }
 

@@ -100,6 +100,11 @@ class Hca : public net::Node {
   int reg_mr(uint32_t pd, MemorySpace* mem, uint64_t addr, uint64_t length, uint64_t iova,
              uint32_t access, MrKeys* keys);
   int dereg_mr(uint32_t lkey);
+  // ibv_rereg_mr: `flags` (ReregFlags) says which of PD, translation (mem, addr, length;
+  // iova = addr) and access change; the others keep their values. The keys stay the same.
+  // On error nothing changes.
+  int rereg_mr(uint32_t lkey, uint32_t flags, uint32_t pd, MemorySpace* mem, uint64_t addr,
+               uint64_t length, uint32_t access, MrKeys* keys);
 
   int create_cq(uint32_t cqe, CompletionSink sink, uint32_t* cq);
   int destroy_cq(uint32_t cq);

@@ -90,6 +90,13 @@ enum AccessFlags : uint32_t {
   kAccessOnDemand = 1 << 6,
 };
 
+// ibv_rereg_mr flags (IBV_REREG_MR_*).
+enum ReregFlags : uint32_t {
+  kReregChangeTranslation = 1 << 0,
+  kReregChangePd = 1 << 1,
+  kReregChangeAccess = 1 << 2,
+};
+
 // QP attribute mask bits (IBV_QP_*).
 enum QpAttrMask : uint32_t {
   kQpState = 1 << 0,

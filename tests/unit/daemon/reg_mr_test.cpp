@@ -69,3 +69,61 @@ TEST_CASE("range_mapped: contiguous mappings cover a range; holes and missing w 
   CHECK_FALSE(daemon::range_mapped(maps, 0x3800, 0x2000, false));  // hole 4000-5000
   CHECK_FALSE(daemon::range_mapped(maps, 0x6000, 1, false));
 }
+
+namespace {
+std::unique_ptr<Reply> rereg(RawClient& c, uint32_t mr, uint32_t flags, uint32_t pd, const void* addr,
+                             uint64_t len, uint32_t access) {
+  ipc::ReregMrReq r{};
+  r.handle = mr;
+  r.flags = flags;
+  r.pd = pd;
+  r.access = access;
+  r.addr = reinterpret_cast<uint64_t>(addr);
+  r.length = len;
+  return c.call(ipc::Op::ReregMr, r);
+}
+}  // namespace
+
+TEST_CASE("daemon rereg_mr: the new range and rights are checked against the mappings") {
+  // man ibv_rereg_mr: conceptually dereg + reg, so the same checks as REG_MR apply to the
+  // new translation / access (EFAULT for memory the process cannot give the rights to);
+  // the keys are kept; unknown MR or PD handles are ENOENT.
+  TestDaemon d;
+  RawClient c(d.path());
+  REQUIRE(c.hello() == 0);
+  const uint32_t pd = c.alloc_pd();
+  const uint32_t pd2 = c.alloc_pd();
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  char* rw = static_cast<char*>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  void* ro = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(rw != MAP_FAILED);
+  REQUIRE(ro != MAP_FAILED);
+  auto mr = reg(c, pd, rw, page, IBV_ACCESS_LOCAL_WRITE);
+  REQUIRE(mr->hdr.status == 0);
+  const auto keys = mr->as<ipc::RegMrResp>();
+  // Move to the second page: keys unchanged.
+  auto moved = rereg(c, keys.handle, IBV_REREG_MR_CHANGE_TRANSLATION, 0, rw + page, page, 0);
+  REQUIRE(moved->hdr.status == 0);
+  CHECK(moved->as<ipc::RegMrResp>().lkey == keys.lkey);
+  CHECK(moved->as<ipc::RegMrResp>().rkey == keys.rkey);
+  // LOCAL_WRITE on a read-only mapping, and an unmapped range: EFAULT.
+  CHECK(rereg(c, keys.handle, IBV_REREG_MR_CHANGE_TRANSLATION, 0, ro, page, 0)->hdr.status == EFAULT);
+  CHECK(rereg(c, keys.handle, IBV_REREG_MR_CHANGE_TRANSLATION, 0, reinterpret_cast<void*>(0x1000), page, 0)
+            ->hdr.status == EFAULT);
+  // Dropping LOCAL_WRITE makes the read-only page acceptable.
+  CHECK(rereg(c, keys.handle, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS, 0, ro, page,
+              IBV_ACCESS_REMOTE_READ)->hdr.status == 0);
+  // REMOTE_WRITE without LOCAL_WRITE (man ibv_reg_mr) is EINVAL; ODP is EOPNOTSUPP.
+  CHECK(rereg(c, keys.handle, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS, 0, rw, page,
+              IBV_ACCESS_REMOTE_WRITE)->hdr.status == EINVAL);
+  CHECK(rereg(c, keys.handle, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS, 0, rw, page,
+              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND)->hdr.status == EOPNOTSUPP);
+  // Another PD of this client; an unknown PD or MR handle.
+  CHECK(rereg(c, keys.handle, IBV_REREG_MR_CHANGE_PD, pd2, nullptr, 0, 0)->hdr.status == 0);
+  CHECK(c.call(ipc::Op::DeallocPd, ipc::HandleReq{pd2})->hdr.status == EBUSY);  // the MR holds pd2
+  CHECK(rereg(c, keys.handle, IBV_REREG_MR_CHANGE_PD, 4242, nullptr, 0, 0)->hdr.status == ENOENT);
+  CHECK(rereg(c, 4242, IBV_REREG_MR_CHANGE_ACCESS, 0, nullptr, 0, 0)->hdr.status == ENOENT);
+  CHECK(c.call(ipc::Op::DeregMr, ipc::HandleReq{keys.handle})->hdr.status == 0);
+  munmap(rw, 2 * page);
+  munmap(ro, page);
+}
