@@ -122,6 +122,8 @@ struct Qp {
   uint32_t epsn = 0;        // expected PSN
   uint32_t msn = 0;         // messages completed
   bool nak_sent = false;    // a sequence NAK is outstanding for epsn
+  bool comm_est = false;    // IBV_EVENT_COMM_EST raised (first packet received in RTR)
+  bool last_wqe = false;    // IBV_EVENT_QP_LAST_WQE_REACHED raised (SRQ QP entered ERR)
   uint32_t since_ack = 0;   // packets since the last ACK we sent
   // The message being received (SEND or WRITE in several packets).
   bool in_msg = false;
@@ -200,6 +202,8 @@ struct Hca::Impl {
   int modify_qp(Qp& qp, const QpAttr& attr, uint32_t mask);
   // Moves the QP to ERR: flushes every WQE with WR_FLUSH_ERR, cancels timers.
   void enter_error(Qp& qp);
+  // Raises an affiliated asynchronous event of `qp` (IBTA 11.6.3).
+  void qp_event(const Qp& qp, AsyncEventType type);
   void reset_qp(Qp& qp);
 
   // --- completions ---

@@ -49,8 +49,15 @@ Masks transition(QpState cur, QpState next) {
         kQpCurState | kQpAccessFlags | kQpAltPath | kQpPathMigState, kQpCurState | kQpQkey);
   } else if (cur == S::Sqe && next == S::Rts) {
     set(0, 0, 0, 0, kQpCurState | kQpAccessFlags, kQpCurState | kQpQkey);
-  } else if ((cur == S::Rts || cur == S::Sqd) && next == S::Sqd) {
+  } else if (cur == S::Rts && next == S::Sqd) {
     set(0, 0, 0, kQpEnSqdAsyncNotify, kQpEnSqdAsyncNotify, kQpEnSqdAsyncNotify);
+  } else if (cur == S::Sqd && next == S::Sqd) {
+    // IBTA 11.2.1.2 / ib_modify_qp_is_ok: path and RC parameters may change while drained.
+    const uint32_t uc = kQpAv | kQpAltPath | kQpAccessFlags | kQpPkeyIndex | kQpPathMigState;
+    set(0, 0, 0,
+        uc | kQpPort | kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpMaxQpRdAtomic |
+            kQpMaxDestRdAtomic | kQpMinRnrTimer,
+        uc, kQpPkeyIndex | kQpQkey);
   }
   return m;
 }
@@ -147,6 +154,14 @@ int Hca::Impl::modify_qp(Qp& qp, const QpAttr& a, uint32_t mask) {
   return 0;
 }
 
+void Hca::Impl::qp_event(const Qp& qp, AsyncEventType type) {
+  if (!async_sink) return;
+  AsyncEvent ev;
+  ev.type = type;
+  ev.qpn = qp.qpn;
+  async_sink(ev);
+}
+
 void Hca::Impl::enter_error(Qp& qp) {
   qp.attr.qp_state = qp.attr.cur_qp_state = QpState::Err;
   engine.cancel(qp.ack_timer);
@@ -171,6 +186,12 @@ void Hca::Impl::enter_error(Qp& qp) {
     c.qp_num = qp.qpn;
     c.wqe_index = r.wqe_index;
     complete(qp.init.recv_cq, c);
+  }
+  // IBTA 11.6.3 (o11-5.2.x): a QP on an SRQ that enters ERR reports Last WQE Reached once
+  // it will consume no more SRQ WQEs, so the owner knows when it may destroy the QP.
+  if (qp.init.srq && !qp.last_wqe) {
+    qp.last_wqe = true;
+    qp_event(qp, AsyncEventType::QpLastWqeReached);
   }
 }
 

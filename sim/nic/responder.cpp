@@ -94,6 +94,7 @@ void Hca::Impl::respond_read(Qp& qp, const net::Packet& req, uint32_t psn) {
     // Operational Error, and the responder QP cannot go on (like fatal_nak).
     send_ack(qp, kNakRemOp, psn);
     enter_error(qp);
+    qp_event(qp, AsyncEventType::QpFatal);
     return;
   }
   for (uint32_t k = 0; k < n; ++k) {
@@ -116,6 +117,11 @@ void Hca::Impl::respond_read(Qp& qp, const net::Packet& req, uint32_t psn) {
 void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
   const QpState st = qp.attr.qp_state;
   if (st != QpState::Rtr && st != QpState::Rts && st != QpState::Sqd) return;
+  // IBTA 11.6.3: Communication Established, once, for the first packet received in RTR.
+  if (st == QpState::Rtr && !qp.comm_est && qp.init.type != QpType::UD) {
+    qp.comm_est = true;
+    qp_event(qp, AsyncEventType::CommEst);
+  }
   const bool rc = qp.init.type == QpType::RC;
   const uint8_t op = p.bth.opcode & 0x1f;
   const uint32_t psn = p.bth.psn;
@@ -123,7 +129,10 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
   const uint32_t pd = qp.init.pd;
   // Responder errors (class C, RC): NAK the request and move the QP to ERR.
   // UC has no NAKs: the responder silently drops the rest of the message and stays up.
-  auto fatal_nak = [&](uint8_t syndrome) {
+  // An error not reported through a receive completion is also an affiliated async event
+  // of the responder QP (IBTA 11.6.3): Invalid Request -> QP_REQ_ERR, access violation ->
+  // QP_ACCESS_ERR (what mlx5 reports for WQ_INVAL_REQ / WQ_ACCESS errors).
+  auto fatal_nak = [&](uint8_t syndrome, bool completed = false) {
     if (!rc) {
       qp.in_msg = false;
       qp.epsn = psn_add(psn, 1);
@@ -131,6 +140,10 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
     }
     send_ack(qp, syndrome, psn);
     enter_error(qp);
+    if (!completed)
+      qp_event(qp, syndrome == kNakRemAccess ? AsyncEventType::QpAccessErr
+                   : syndrome == kNakInvReq  ? AsyncEventType::QpReqErr
+                                             : AsyncEventType::QpFatal);
   };
   // RNR NAK: ePSN stays; later packets of the message are dropped without a sequence NAK
   // (nak_sent) until the requester resends from psn after its RNR back-off.
@@ -276,7 +289,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
       const WcStatus err = qp.msg_bytes + len > room ? WcStatus::LocLenErr : WcStatus::LocProtErr;
       recv_complete(qp, qp.cur_recv, qp.cur_srq, err, WcOpcode::Recv, 0, 0, 0, qp.attr.dest_qp_num);
       qp.in_msg = false;
-      fatal_nak(kNakInvReq);
+      fatal_nak(kNakInvReq, true);
       return;
     }
     qp.msg_bytes += len;
