@@ -11,6 +11,15 @@ void DelayLine::push(PacketPtr pkt) {
   if (!pending_) arm();
 }
 
+std::vector<PacketPtr> DelayLine::clear() {
+  if (pending_) engine_.cancel(pending_);
+  pending_ = EventId{};
+  std::vector<PacketPtr> out;
+  for (auto& [t, p] : fifo_) out.push_back(std::move(p));
+  fifo_.clear();
+  return out;
+}
+
 void DelayLine::arm() {
   pending_ = engine_.schedule_at(fifo_.front().first, [this] { deliver_head(); });
 }

@@ -4,6 +4,7 @@
 #include <deque>
 #include <functional>
 #include <utility>
+#include <vector>
 
 #include "sim/core/engine.h"
 #include "sim/net/packet.h"
@@ -24,6 +25,8 @@ class DelayLine {
   // Engine context only. The sink must be set before the first push().
   void set_sink(Sink sink) { sink_ = std::move(sink); }
   void push(PacketPtr pkt);
+  // Removes every packet in flight (a link going down) and returns them, oldest first.
+  std::vector<PacketPtr> clear();
 
   Time delay() const { return delay_; }
   size_t in_flight() const { return fifo_.size(); }

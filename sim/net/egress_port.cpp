@@ -5,7 +5,67 @@
 namespace rdmasim::net {
 
 EgressPort::EgressPort(Engine& engine, EgressConfig config)
-    : engine_(engine), config_(config) {}
+    : engine_(engine), config_(config) {
+  series_.interval = config_.queue_sample_interval;
+}
+
+void EgressPort::sample() {
+  if (series_.interval <= 0) return;
+  const Time now = engine_.now();
+  while (next_sample_ <= now && series_.samples.size() < series_.max_samples) {
+    std::array<uint32_t, 8> d{};
+    for (int c = 0; c < kNumClasses; ++c) d[c] = static_cast<uint32_t>(queued_bytes_[c]);
+    series_.samples.push_back(d);
+    next_sample_ += series_.interval;
+  }
+  if (series_.samples.size() >= series_.max_samples) series_.interval = 0;  // full
+}
+
+void EgressPort::flush_series() { sample(); }
+
+Time EgressPort::paused_time(uint8_t cls) const {
+  const uint8_t c = cls & 7;
+  const Time end = std::min(engine_.now(), paused_until_[c]);
+  return paused_total_[c] + std::max<Time>(0, end - pause_start_[c]);
+}
+
+void EgressPort::note_pause(uint8_t c, Time until) {
+  const Time now = engine_.now();
+  // Close the current (or last) pause interval, then open a new one at now.
+  paused_total_[c] += std::max<Time>(0, std::min(now, paused_until_[c]) - pause_start_[c]);
+  pause_start_[c] = now;
+  paused_until_[c] = until;
+}
+
+void EgressPort::set_link_up(bool up) {
+  if (up == link_up_) return;
+  link_up_ = up;
+  if (!up) {
+    for (uint8_t c = 0; c < kNumClasses; ++c) {
+      const uint64_t n = flush_class(c);
+      counters_.link_down_drops += n;
+    }
+    counters_.link_down_drops += control_.size();
+    control_.clear();
+    return;
+  }
+  try_start();
+  if (drain_cb_) drain_cb_();
+}
+
+uint64_t EgressPort::flush_class(uint8_t cls) {
+  const uint8_t c = cls & 7;
+  sample();
+  uint64_t n = 0;
+  while (!queues_[c].empty()) {
+    PacketPtr p = std::move(queues_[c].front());
+    queues_[c].pop_front();
+    queued_bytes_[c] -= p->wire_bytes;
+    if (dequeue_hook_) dequeue_hook_(*p);
+    ++n;
+  }
+  return n;
+}
 
 EgressPort::~EgressPort() {
   if (tx_done_) engine_.cancel(tx_done_);
@@ -24,11 +84,19 @@ bool EgressPort::should_mark(uint8_t cls) {
 
 bool EgressPort::enqueue(PacketPtr pkt, bool ignore_limit) {
   if (pkt->kind == PacketKind::PfcPause || pkt->kind == PacketKind::IbCredit) {
+    if (!link_up_) {
+      ++counters_.link_down_drops;
+      return false;
+    }
     control_.push_back(std::move(pkt));
     try_start();
     return true;
   }
   const uint8_t cls = pkt->priority & 7;
+  if (!link_up_) {
+    ++counters_.link_down_drops;
+    return false;
+  }
   if (!ignore_limit && queued_bytes_[cls] + pkt->wire_bytes > config_.class_limit_bytes) {
     ++counters_.drops;
     ++counters_.drops_per_class[cls];
@@ -38,8 +106,11 @@ bool EgressPort::enqueue(PacketPtr pkt, bool ignore_limit) {
   if (config_.ecn.enabled && pkt->ect && !pkt->ce && should_mark(cls)) {
     pkt->ce = true;
     ++counters_.ecn_marked;
+    ++counters_.ecn_marked_per_class[cls];
   }
+  sample();
   queued_bytes_[cls] += pkt->wire_bytes;
+  counters_.queue_max_bytes[cls] = std::max(counters_.queue_max_bytes[cls], queued_bytes_[cls]);
   queues_[cls].push_back(std::move(pkt));
   try_start();
   return true;
@@ -48,7 +119,10 @@ bool EgressPort::enqueue(PacketPtr pkt, bool ignore_limit) {
 void EgressPort::apply_pause(const Packet& pfc) {
   ++counters_.pauses_received;
   for (uint8_t c = 0; c < kNumClasses; ++c) {
-    if (pfc.pause_enable_mask & (1u << c)) pause_class(c, pfc.pause_quanta[c]);
+    if (pfc.pause_enable_mask & (1u << c)) {
+      ++counters_.pauses_received_per_class[c];
+      pause_class(c, pfc.pause_quanta[c]);
+    }
   }
 }
 
@@ -56,7 +130,7 @@ void EgressPort::pause_class(uint8_t cls, uint16_t quanta) {
   // One quantum = 512 bit times = 64 bytes at the port rate.
   const Time now = engine_.now();
   const bool was_paused = paused(cls);
-  paused_until_[cls & 7] = quanta == 0 ? now : now + tx_time(config_.rate, 64ull * quanta);
+  note_pause(cls & 7, quanta == 0 ? now : now + tx_time(config_.rate, 64ull * quanta));
   if (pause_wake_) {
     engine_.cancel(pause_wake_);
     pause_wake_ = EventId{};
@@ -125,7 +199,7 @@ int EgressPort::pick_class(Time* wake) {
 }
 
 void EgressPort::try_start() {
-  if (tx_done_) return;
+  if (tx_done_ || !link_up_) return;
   std::deque<PacketPtr>* q = nullptr;
   if (!control_.empty()) {
     q = &control_;
@@ -147,23 +221,40 @@ void EgressPort::try_start() {
   on_wire_ = std::move(q->front());
   q->pop_front();
   if (q != &control_) {
+    sample();
     const uint8_t c = on_wire_->priority & 7;
     queued_bytes_[c] -= on_wire_->wire_bytes;
     if (credits_enabled_) credit_sent_[c] += on_wire_->wire_bytes;
   }
   if (dequeue_hook_) dequeue_hook_(*on_wire_);
-  tx_done_ = engine_.schedule_in(tx_time(config_.rate, on_wire_->wire_bytes), [this] { tx_done(); });
+  // Cut-through: the packet cannot finish leaving before its last bit has arrived.
+  const Time now = engine_.now();
+  const Time end = std::max(now + tx_time(config_.rate, on_wire_->wire_bytes), on_wire_->last_bit_at);
+  wire_bytes_on_wire_ = on_wire_->wire_bytes;
+  kind_on_wire_ = on_wire_->kind;
+  class_on_wire_ = on_wire_->priority & 7;
+  if (early_handoff_) {
+    on_wire_->last_bit_at = end + handoff_latency_;
+    if (sink_) sink_(std::move(on_wire_));
+  }
+  tx_done_ = engine_.schedule_at(end, [this] { tx_done(); });
 }
 
 void EgressPort::tx_done() {
   tx_done_ = EventId{};
   ++counters_.tx_packets;
-  counters_.tx_bytes += on_wire_->wire_bytes;
-  if (on_wire_->kind == PacketKind::PfcPause) ++counters_.pauses_sent;
+  counters_.tx_bytes += wire_bytes_on_wire_;
+  if (kind_on_wire_ == PacketKind::PfcPause) {
+    ++counters_.pauses_sent;
+    ++counters_.pauses_sent_per_class[class_on_wire_];
+  } else if (kind_on_wire_ != PacketKind::IbCredit) {
+    ++counters_.tx_packets_per_class[class_on_wire_];
+    counters_.tx_bytes_per_class[class_on_wire_] += wire_bytes_on_wire_;
+  }
   PacketPtr pkt = std::move(on_wire_);
   if (tap_) tap_->on_transmit(*pkt, engine_.now());
   try_start();
-  if (sink_) sink_(std::move(pkt));
+  if (pkt && sink_) sink_(std::move(pkt));
   if (drain_cb_) drain_cb_();
 }
 

@@ -35,6 +35,7 @@ struct EgressConfig {
   // 0 = strict priority (the default for every class). Classes with weight w > 0 share what
   // the strict classes leave by deficit weighted round robin, w * kDwrrQuantumUnit bytes a round.
   std::array<uint32_t, 8> dwrr_weights{};
+  Time queue_sample_interval = 0;         // QueueSeries sampling; 0 = no time series
 };
 
 // Scheduling: PFC and IB credit frames first (link control is never paused), then the strict-priority
@@ -84,6 +85,24 @@ class EgressPort {
   Rate rate() const { return config_.rate; }
   const EgressConfig& config() const { return config_; }
 
+  // Time class `cls` has spent paused since the start (pauses that overlap count once).
+  Time paused_time(uint8_t cls) const;
+  const QueueSeries& queue_series() const { return series_; }
+  // Fills the time series up to now (the lazy sampler only fills when the queue changes).
+  void flush_series();
+
+  // The link this port feeds went down (drops everything queued and everything enqueued
+  // until up again, counted as link_down_drops) or came back up.
+  void set_link_up(bool up);
+  bool link_up() const { return link_up_; }
+  // Cut-through downstream: hand each packet to the sink when it starts serializing (the
+  // link delays it by the header time), setting Packet::last_bit_at to when its last bit
+  // reaches the far end, `latency` later than it leaves here.
+  void set_early_handoff(Time latency) { early_handoff_ = true; handoff_latency_ = latency; }
+  // Removes every queued data packet (PFC watchdog); returns how many. Calls the dequeue
+  // hook for each, so a switch releases their buffer.
+  uint64_t flush_class(uint8_t cls);
+
   PortCounters& counters() { return counters_; }
   const PortCounters& counters() const { return counters_; }
 
@@ -95,6 +114,10 @@ class EgressPort {
   // An IbCredit packet arrived: raises the limit of VL fc.vl to fc.credits.
   void apply_credit(const Packet& fc);
   bool credits_enabled() const { return credits_enabled_; }
+  // Bytes VL `vl` may still send before it runs out of credit (FCCL - FCTBS; never negative).
+  int64_t credits_available(uint8_t vl) const {
+    return static_cast<int32_t>(credit_limit_[vl & 7] - credit_sent_[vl & 7]);
+  }
 
   // Called with each packet as it leaves the queue (starts serializing); the switch uses it
   // to account ingress buffer occupancy for PFC.
@@ -113,6 +136,8 @@ class EgressPort {
   bool sendable(int cls) const;
   void tx_done();
   bool should_mark(uint8_t cls);
+  void sample();      // before a queue-depth change
+  void note_pause(uint8_t cls, Time until);
 
   Engine& engine_;
   EgressConfig config_;
@@ -130,6 +155,16 @@ class EgressPort {
   bool credits_enabled_ = false;
   std::array<uint32_t, kNumClasses> credit_limit_{};  // FCCL per VL, bytes mod 2^32
   std::array<uint32_t, kNumClasses> credit_sent_{};   // FCTBS per VL, bytes mod 2^32
+  std::array<Time, kNumClasses> pause_start_{};
+  std::array<Time, kNumClasses> paused_total_{};
+  QueueSeries series_;
+  Time next_sample_ = 0;
+  bool link_up_ = true;
+  bool early_handoff_ = false;
+  Time handoff_latency_ = 0;
+  uint32_t wire_bytes_on_wire_ = 0;   // of the packet serializing (early handoff: already gone)
+  PacketKind kind_on_wire_ = PacketKind::Transport;
+  uint8_t class_on_wire_ = 0;
   PacketPtr on_wire_;
   EventId tx_done_;
   EventId pause_wake_;

@@ -18,6 +18,10 @@ void HostPort::receive(PacketPtr pkt, int) {
   PortCounters& c = egress_.counters();
   ++c.rx_packets;
   c.rx_bytes += pkt->wire_bytes;
+  if (pkt->kind == PacketKind::Transport || pkt->kind == PacketKind::Cnp) {
+    ++c.rx_packets_per_class[pkt->priority & 7];
+    c.rx_bytes_per_class[pkt->priority & 7] += pkt->wire_bytes;
+  }
   if (pkt->kind == PacketKind::PfcPause) {
     egress_.apply_pause(*pkt);
     return;

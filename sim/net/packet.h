@@ -101,6 +101,7 @@ struct Packet {
   uint32_t frame_bytes = 0;        // bytes a capture shows (headers + payload + CRCs, no preamble/IFG)
   Time created = 0;                // when the sender built it
   int32_t switch_ingress = -1;     // set by a switch while the packet is in its buffer (PFC accounting)
+  Time last_bit_at = 0;            // cut-through: when its last bit reaches the current switch
 
   // --- control frames ---
   std::array<uint16_t, 8> pause_quanta{};  // PfcPause: per-priority quanta (0 = XON)
@@ -137,6 +138,9 @@ class Node {
   virtual ~Node() = default;
   // Engine context only. `port` is the receiving node's port index.
   virtual void receive(PacketPtr pkt, int port) = 0;
+  // A cut-through switch returns the bytes it must see before forwarding (the headers);
+  // links then hand it packets when those bytes have arrived. 0: whole packets only.
+  virtual uint32_t cut_through_header_bytes() const { return 0; }
 };
 
 // The sending side of one host port as the NIC sees it. The NIC pushes a packet when

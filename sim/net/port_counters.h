@@ -3,17 +3,38 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
+
+#include "sim/core/time.h"
 
 namespace rdmasim::net {
 
 struct PortCounters {
   uint64_t tx_packets = 0, tx_bytes = 0;   // wire bytes that finished serializing
   uint64_t rx_packets = 0, rx_bytes = 0;   // wire bytes that arrived from the link
-  uint64_t drops = 0, drop_bytes = 0;      // egress queue overflow
+  uint64_t drops = 0, drop_bytes = 0;      // egress queue overflow (incl. shared-buffer admission)
   uint64_t ecn_marked = 0;                 // CE set at enqueue
   uint64_t pauses_received = 0;            // PFC frames that arrived (XOFF and XON)
   uint64_t pauses_sent = 0;                // PFC frames sent from this port
+  uint64_t link_down_drops = 0;            // dropped because the link was down
+  uint64_t watchdog_drops = 0;             // dropped by the PFC watchdog (storm on this port)
+  uint64_t watchdog_storms = 0;            // times the PFC watchdog fired on this port
   std::array<uint64_t, 8> drops_per_class{};
+  // Per traffic class (VL on InfiniBand).
+  std::array<uint64_t, 8> tx_packets_per_class{}, tx_bytes_per_class{};
+  std::array<uint64_t, 8> rx_packets_per_class{}, rx_bytes_per_class{};
+  std::array<uint64_t, 8> ecn_marked_per_class{};
+  std::array<uint64_t, 8> pauses_sent_per_class{}, pauses_received_per_class{};
+  std::array<uint64_t, 8> queue_max_bytes{};  // egress queue high-water mark
+};
+
+// Egress queue depth sampled every `interval` (0 = off): sample i is the depth per class at
+// i * interval. Filled lazily when the queue changes, so it adds no engine events; keeps the
+// first `max_samples`.
+struct QueueSeries {
+  Time interval = 0;
+  size_t max_samples = 10000;
+  std::vector<std::array<uint32_t, 8>> samples;
 };
 
 }  // namespace rdmasim::net

@@ -47,6 +47,10 @@ void Switch::receive(PacketPtr pkt, int port) {
   PortCounters& c = ports_[port]->egress->counters();
   ++c.rx_packets;
   c.rx_bytes += pkt->wire_bytes;
+  if (pkt->kind == PacketKind::Transport || pkt->kind == PacketKind::Cnp) {
+    ++c.rx_packets_per_class[pkt->priority & 7];
+    c.rx_bytes_per_class[pkt->priority & 7] += pkt->wire_bytes;
+  }
   if (pkt->kind == PacketKind::PfcPause) {
     ports_[port]->egress->apply_pause(*pkt);
     return;

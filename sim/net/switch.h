@@ -27,7 +27,12 @@ struct PfcConfig {
 
 struct SwitchConfig {
   std::string name = "sw0";
-  Time forwarding_latency = ns(200);  // from last bit in to entering the egress queue
+  Time forwarding_latency = ns(200);  // from last bit in (cut-through: header in) to the egress queue
+  // Cut-through: forward once the first `cut_through_header_bytes` have arrived instead of
+  // the whole packet; the egress still cannot finish a packet before its last bit arrived
+  // (so from a slower into a faster link it behaves like store and forward).
+  bool cut_through = false;
+  uint32_t cut_through_header_bytes = 64;
   EgressConfig egress;                // template for every port; add_port() sets the rate
   PfcConfig pfc;
   // InfiniBand: receive buffer per (ingress port, VL). Non-zero makes the switch return
@@ -60,6 +65,9 @@ class Switch : public Node {
 
   // Engine context only. Counts rx on `port`; PFC frames pause that port's egress.
   void receive(PacketPtr pkt, int port) override;
+  uint32_t cut_through_header_bytes() const override {
+    return config_.cut_through ? config_.cut_through_header_bytes : 0;
+  }
 
  private:
   struct Port {

@@ -20,18 +20,52 @@ std::string join_lines(const std::vector<std::string>& errors) {
   return s;
 }
 
-json port_json(const net::PortCounters& c) {
+json port_json(const net::EgressPort& port) {
+  const net::PortCounters& c = port.counters();
   json drops = json::array();
   for (uint64_t d : c.drops_per_class) drops.push_back(d);
-  return {{"tx_packets", c.tx_packets}, {"tx_bytes", c.tx_bytes},   {"rx_packets", c.rx_packets},
-          {"rx_bytes", c.rx_bytes},     {"drops", c.drops},         {"drop_bytes", c.drop_bytes},
-          {"drops_per_class", drops},   {"ecn_marked", c.ecn_marked},
-          {"pauses_received", c.pauses_received}, {"pauses_sent", c.pauses_sent}};
+  json j = {{"tx_packets", c.tx_packets}, {"tx_bytes", c.tx_bytes},   {"rx_packets", c.rx_packets},
+            {"rx_bytes", c.rx_bytes},     {"drops", c.drops},         {"drop_bytes", c.drop_bytes},
+            {"drops_per_class", drops},   {"ecn_marked", c.ecn_marked},
+            {"pauses_received", c.pauses_received}, {"pauses_sent", c.pauses_sent},
+            {"link_down_drops", c.link_down_drops}, {"watchdog_drops", c.watchdog_drops},
+            {"watchdog_storms", c.watchdog_storms}, {"link_up", port.link_up()}};
+  // Per class: only classes that saw any traffic or pause, keyed "0".."7".
+  json classes = json::object();
+  for (uint8_t k = 0; k < 8; ++k) {
+    const Time paused = port.paused_time(k);
+    if (!c.tx_packets_per_class[k] && !c.rx_packets_per_class[k] && !c.pauses_sent_per_class[k] &&
+        !c.pauses_received_per_class[k] && !c.drops_per_class[k] && !paused)
+      continue;
+    json cj = {{"tx_packets", c.tx_packets_per_class[k]}, {"tx_bytes", c.tx_bytes_per_class[k]},
+               {"rx_packets", c.rx_packets_per_class[k]}, {"rx_bytes", c.rx_bytes_per_class[k]},
+               {"drops", c.drops_per_class[k]},           {"ecn_marked", c.ecn_marked_per_class[k]},
+               {"pauses_sent", c.pauses_sent_per_class[k]},
+               {"pauses_received", c.pauses_received_per_class[k]},
+               {"paused_ns", to_ns(paused)},
+               {"queue_bytes", port.queued_bytes(k)},     {"queue_max_bytes", c.queue_max_bytes[k]}};
+    if (port.credits_enabled()) {
+      cj["credits_available_bytes"] = port.credits_available(k);
+    }
+    classes[std::to_string(k)] = cj;
+  }
+  j["classes"] = classes;
+  const net::QueueSeries& qs = port.queue_series();
+  if (!qs.samples.empty()) {
+    json samples = json::array();
+    for (const auto& s : qs.samples) {
+      uint64_t total = 0;
+      for (uint32_t v : s) total += v;
+      samples.push_back(total);
+    }
+    j["queue_series"] = {{"interval_ns", to_ns(qs.interval)}, {"total_bytes", samples}};
+  }
+  return j;
 }
 
 class BuiltFabric : public Fabric {
  public:
-  BuiltFabric(Engine& engine, FabricSpec spec) : spec_(std::move(spec)) {
+  BuiltFabric(Engine& engine, FabricSpec spec) : engine_(engine), spec_(std::move(spec)) {
     for (const NicSpec& n : spec_.nics) {
       nics_.push_back(n.nic);
       net::EgressConfig ec{.rate = n.nic.rate, .class_limit_bytes = n.queue_bytes};
@@ -53,8 +87,12 @@ class BuiltFabric : public Fabric {
       };
       const int pa = end_port(ls.a, ls.b), pb = end_port(ls.b, ls.a);
       link_ports_[l] = {pa, pb};
-      links_.push_back(std::make_unique<net::LinkDirection>(engine, egress(ls.a, pa), node(ls.b), pb, ls.latency));
-      links_.push_back(std::make_unique<net::LinkDirection>(engine, egress(ls.b, pb), node(ls.a), pa, ls.latency));
+      const std::string stream = "link/" + std::to_string(l);
+      net::LinkFaults f{.loss_rate = ls.loss_rate, .ber = ls.ber, .rng_stream = stream + "/ab"};
+      links_.push_back(std::make_unique<net::LinkDirection>(engine, egress(ls.a, pa), node(ls.b), pb, ls.latency, f));
+      f.rng_stream = stream + "/ba";
+      links_.push_back(std::make_unique<net::LinkDirection>(engine, egress(ls.b, pb), node(ls.a), pa, ls.latency, f));
+      for (const auto& [at, up] : ls.schedule) set_link_state(l, up, at);
     }
     const RouteTable rt = compute_routes(spec_);
     for (size_t s = 0; s < switches_.size(); ++s) {
@@ -88,22 +126,48 @@ class BuiltFabric : public Fabric {
     return out;
   }
 
+  size_t num_links() const override { return spec_.links.size(); }
+  void set_link_down(size_t link, Time at) override { set_link_state(link, false, at); }
+  void set_link_up(size_t link, Time at) override { set_link_state(link, true, at); }
+  bool link_up(size_t link) const override { return links_.at(2 * link)->up(); }
+
   json counters() const override {
     json out = json::object();
     for (size_t i = 0; i < nics_.size(); ++i) {
-      json j = port_json(host_ports_[i]->counters());
+      json j = port_json(host_ports_[i]->egress());
       j["undelivered"] = host_ports_[i]->undelivered();
       out[nics_[i].host + "/" + nics_[i].device] = j;
     }
     for (const auto& sw : switches_) {
       for (size_t p = 0; p < sw->num_ports(); ++p)
-        out[sw->name() + "/" + std::to_string(p)] = port_json(sw->counters(static_cast<int>(p)));
+        out[sw->name() + "/" + std::to_string(p)] = port_json(sw->port(static_cast<int>(p)));
       out[sw->name()] = {{"unroutable", sw->unroutable()}};
     }
+    json links = json::array();
+    for (size_t l = 0; l < spec_.links.size(); ++l) {
+      json dirs = json::array();
+      for (int d = 0; d < 2; ++d) {
+        const net::LinkCounters& c = links_[2 * l + d]->counters();
+        dirs.push_back({{"lost_packets", c.lost_packets}, {"lost_bytes", c.lost_bytes},
+                        {"down_drops", c.down_drops}, {"down_drop_bytes", c.down_drop_bytes}});
+      }
+      links.push_back({{"up", links_[2 * l]->up()}, {"a_to_b", dirs[0]}, {"b_to_a", dirs[1]}});
+    }
+    out["links"] = links;
     return out;
   }
 
  private:
+  void set_link_state(size_t link, bool up, Time at) {
+    if (link >= spec_.links.size()) throw std::out_of_range("no link " + std::to_string(link));
+    net::LinkDirection* ab = links_.at(2 * link).get();
+    net::LinkDirection* ba = links_.at(2 * link + 1).get();
+    engine_.schedule_at(std::max(at, engine_.now()), [ab, ba, up] {
+      ab->set_up(up);
+      ba->set_up(up);
+    });
+  }
+
   bool ib() const { return spec_.link_layer == net::LinkLayer::InfiniBand; }
   // The receive buffer per VL of a link end (IB credit limit).
   uint32_t buffer(const LinkEnd& e) const {
@@ -117,6 +181,7 @@ class BuiltFabric : public Fabric {
     return e.is_switch ? static_cast<net::Node&>(*switches_[e.index]) : *host_ports_[e.index];
   }
 
+  Engine& engine_;
   FabricSpec spec_;
   std::vector<HostNic> nics_;
   std::vector<std::unique_ptr<net::HostPort>> host_ports_;

@@ -96,6 +96,15 @@ class Fabric {
 
   // Per-port counters as JSON (for `rdmasim counters` and study outputs).
   virtual nlohmann::json counters() const = 0;
+
+  // Links in config order ("links", after topology expansion). Takes both directions of
+  // link `link` down (packets on the wire and queued at either end are lost and counted)
+  // or up at simulated time `at` (>= the engine's now). Throws std::out_of_range for a
+  // bad index.
+  virtual size_t num_links() const = 0;
+  virtual void set_link_down(size_t link, Time at) = 0;
+  virtual void set_link_up(size_t link, Time at) = 0;
+  virtual bool link_up(size_t link) const = 0;
 };
 
 // The embedded default fabric: hosts "server" (127.0.1.1) and "client" (127.0.1.2), each

@@ -157,7 +157,9 @@ void read_nic_params(ConfigReader& r, const json& j, const std::string& path, Ni
       "an InfiniBand receive buffer per VL in KiB >= 1"));
 }
 
-#define RDMASIM_SWITCH_KEYS "forwarding_latency_ns", "queue_kb", "ecn", "pfc", "dwrr_weights", "ib_vl_buffer_kb"
+#define RDMASIM_SWITCH_KEYS "forwarding_latency_ns", "queue_kb", "ecn", "pfc", "dwrr_weights", \
+    "ib_vl_buffer_kb", "cut_through", "cut_through_header_bytes"
+#define RDMASIM_LINK_KEYS "rate_gbps", "latency_ns", "loss_rate", "ber", "schedule"
 
 void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
                         net::SwitchConfig& s) {
@@ -168,6 +170,10 @@ void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
       j, "queue_kb", path, static_cast<int64_t>(s.egress.class_limit_bytes / 1024), 1, 1 << 30,
       "a per-class egress queue size in KiB >= 1"));
   read_weights(r, j, path, s.egress.dwrr_weights);
+  s.cut_through = r.boolean(j, "cut_through", path, s.cut_through);
+  s.cut_through_header_bytes = static_cast<uint32_t>(r.integer(
+      j, "cut_through_header_bytes", path, s.cut_through_header_bytes, 1, 4096,
+      "the bytes a cut-through switch reads before forwarding, 1..4096"));
   s.ib_vl_buffer_bytes = 1024 * static_cast<uint32_t>(r.integer(
       j, "ib_vl_buffer_kb", path, s.ib_vl_buffer_bytes / 1024, 1, 1 << 20,
       "an InfiniBand receive buffer per VL in KiB >= 1"));
@@ -207,6 +213,29 @@ void read_link_params(ConfigReader& r, const json& j, const std::string& path, L
                                "a rate in Gb/s > 0"));
   l.latency = ns(r.integer(j, "latency_ns", path, l.latency / kNanosecond, 0, 1'000'000'000,
                            "a propagation latency in ns >= 0"));
+  l.loss_rate = r.number(j, "loss_rate", path, l.loss_rate, 0, false, 1, "a per-packet loss probability in [0, 1]");
+  l.ber = r.number(j, "ber", path, l.ber, 0, false, 0.5, "a bit-error rate in [0, 0.5]");
+  if (j.contains("schedule")) {
+    const std::string p = join(path, "schedule");
+    const json& a = j["schedule"];
+    if (!a.is_array()) {
+      r.error(p, a, "is not an array", "a list of {\"at_ns\": T, \"up\": true|false}");
+      return;
+    }
+    l.schedule.clear();
+    Time last = -1;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const std::string ip = index(p, i);
+      if (!r.object(a[i], ip, {"at_ns", "up"})) continue;
+      const Time at = ns(r.integer(a[i], "at_ns", ip, std::nullopt, 0, INT64_MAX / kNanosecond,
+                                   "a simulated time in ns >= 0"));
+      const bool up = r.boolean(a[i], "up", ip, false);
+      if (!a[i].contains("up")) r.error(join(ip, "up"), "is missing; expected true or false");
+      if (at < last) r.error(join(ip, "at_ns"), a[i].value("at_ns", json()), "is earlier than the previous entry", "times in ascending order");
+      last = at;
+      l.schedule.emplace_back(at, up);
+    }
+  }
 }
 
 bool parse_ipv4(const std::string& s, uint32_t* out) {
@@ -275,7 +304,7 @@ FabricSpec parse_fabric(const json& config_in) {
       r.object(config["switch"], join(root, "switch"), {RDMASIM_SWITCH_KEYS}))
     read_switch_params(r, config["switch"], join(root, "switch"), switch_defaults);
   LinkSpec link_defaults;
-  if (config.contains("link") && r.object(config["link"], join(root, "link"), {"rate_gbps", "latency_ns"}))
+  if (config.contains("link") && r.object(config["link"], join(root, "link"), {RDMASIM_LINK_KEYS}))
     read_link_params(r, config["link"], join(root, "link"), link_defaults);
 
   // Hosts and their NICs. Endpoint names: "host/nic", and "host" alone for a one-NIC host.
@@ -379,7 +408,7 @@ FabricSpec parse_fabric(const json& config_in) {
     for (size_t l = 0; l < config["links"].size(); ++l) {
       const json& j = config["links"][l];
       const std::string p = index(lp, l);
-      if (!r.object(j, p, {"a", "b", "rate_gbps", "latency_ns"})) continue;
+      if (!r.object(j, p, {"a", "b", RDMASIM_LINK_KEYS})) continue;
       LinkSpec ls = link_defaults;
       read_link_params(r, j, p, ls);
       bool ok = true;

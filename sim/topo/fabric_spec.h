@@ -23,6 +23,10 @@ struct LinkSpec {
   LinkEnd a, b;
   Rate rate = Rate::gbps(100);
   Time latency = ns(400);
+  double loss_rate = 0;   // per packet, each direction
+  double ber = 0;         // per bit, each direction
+  // (time, up): the link (both directions) goes down (up = false) or up at that time.
+  std::vector<std::pair<Time, bool>> schedule;
 };
 
 struct NicSpec {
