@@ -235,6 +235,7 @@ void EgressPort::try_start() {
   class_on_wire_ = on_wire_->priority & 7;
   if (early_handoff_) {
     on_wire_->last_bit_at = end + handoff_latency_;
+    if (tap_) tap_->on_transmit(*on_wire_, end);  // stamped when its last bit leaves, as below
     if (sink_) sink_(std::move(on_wire_));
   }
   tx_done_ = engine_.schedule_at(end, [this] { tx_done(); });
@@ -252,7 +253,7 @@ void EgressPort::tx_done() {
     counters_.tx_bytes_per_class[class_on_wire_] += wire_bytes_on_wire_;
   }
   PacketPtr pkt = std::move(on_wire_);
-  if (tap_) tap_->on_transmit(*pkt, engine_.now());
+  if (tap_ && pkt) tap_->on_transmit(*pkt, engine_.now());
   try_start();
   if (pkt && sink_) sink_(std::move(pkt));
   if (drain_cb_) drain_cb_();
