@@ -1,5 +1,7 @@
 #include "sim/net/switch.h"
 
+#include <algorithm>
+
 #include "sim/net/headers.h"
 
 namespace rdmasim::net {
@@ -31,7 +33,8 @@ int Switch::add_port(Rate rate, uint32_t peer_buffer_bytes) {
   auto p = std::make_unique<Port>();
   p->egress = std::make_unique<EgressPort>(engine_, ec);
   if (config_.ib_vl_buffer_bytes) p->egress->enable_credits(peer_buffer_bytes);
-  p->egress->set_dequeue_hook([this](const Packet& pkt) { on_dequeue(pkt); });
+  const int idx = static_cast<int>(ports_.size());
+  p->egress->set_dequeue_hook([this, idx](const Packet& pkt) { on_dequeue(idx, pkt); });
   ports_.push_back(std::move(p));
   return static_cast<int>(ports_.size() - 1);
 }
@@ -84,11 +87,54 @@ void Switch::forward(PacketPtr pkt) {
   const uint8_t cls = pkt->priority & 7;
   const uint32_t bytes = pkt->wire_bytes;
   // A dropped packet leaves the buffer at once.
-  if (!ports_[out]->egress->enqueue(std::move(pkt))) release(ingress, cls, bytes);
+  if (config_.buffer.total_bytes && !admit(out, cls, bytes)) {
+    PortCounters& c = ports_[out]->egress->counters();
+    ++c.drops;
+    ++c.drops_per_class[cls];
+    c.drop_bytes += bytes;
+    release(ingress, cls, bytes);
+    return;
+  }
+  if (!ports_[out]->egress->enqueue(std::move(pkt))) {
+    release(ingress, cls, bytes);
+    return;
+  }
+  if (config_.buffer.total_bytes) buffer_add(out, cls, bytes);
 }
 
-void Switch::on_dequeue(const Packet& pkt) {
+uint64_t Switch::shared_size() const {
+  const uint64_t reserved = config_.buffer.reserved_bytes * ports_.size() * kNumClasses;
+  return config_.buffer.total_bytes > reserved ? config_.buffer.total_bytes - reserved : 0;
+}
+
+double Switch::dynamic_limit() const {
+  const double free = static_cast<double>(shared_size() - std::min(shared_size(), shared_used_));
+  return config_.buffer.alpha > 0 && !config_.pfc.enabled ? config_.buffer.alpha * free : free;
+}
+
+bool Switch::admit(int out, uint8_t cls, uint32_t bytes) const {
+  const uint64_t q = ports_[out]->queue_bytes[cls];
+  const uint64_t r = config_.buffer.reserved_bytes;
+  if (q + bytes <= r) return true;
+  // The part of this packet beyond the reserve comes from the shared pool.
+  const uint64_t need = q + bytes - std::max(q, r);
+  if (shared_used_ + need > shared_size()) return false;
+  const uint64_t excess_after = q + bytes - r;
+  return static_cast<double>(excess_after) <= dynamic_limit();
+}
+
+void Switch::buffer_add(int out, uint8_t cls, int64_t bytes) {
+  const uint64_t r = config_.buffer.reserved_bytes;
+  uint64_t& q = ports_[out]->queue_bytes[cls];
+  const uint64_t before = q > r ? q - r : 0;
+  q = static_cast<uint64_t>(static_cast<int64_t>(q) + bytes);
+  const uint64_t after = q > r ? q - r : 0;
+  shared_used_ = shared_used_ + after - before;
+}
+
+void Switch::on_dequeue(int port, const Packet& pkt) {
   if (pkt.kind == PacketKind::PfcPause || pkt.kind == PacketKind::IbCredit) return;
+  if (config_.buffer.total_bytes) buffer_add(port, pkt.priority & 7, -static_cast<int64_t>(pkt.wire_bytes));
   release(pkt.switch_ingress, pkt.priority & 7, pkt.wire_bytes);
 }
 

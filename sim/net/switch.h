@@ -25,6 +25,19 @@ struct PfcConfig {
   uint64_t xon_bytes = 0;
 };
 
+// Shared switch buffer (off when total_bytes is 0: each egress queue only has its class
+// limit). Each (egress port, class) queue has `reserved_bytes` of its own; beyond that it
+// draws from the shared pool, total - reserved * ports * 8, and a lossy queue may hold at
+// most alpha * (free shared bytes) there (dynamic threshold, Choudhury & Hahne 1998): a
+// packet is admitted while excess + size <= alpha * (shared - shared used). alpha 0 means
+// no dynamic limit (only the pool). With PFC enabled the switch's classes are lossless:
+// they are limited by the pool alone (PFC holds them well below it).
+struct BufferConfig {
+  uint64_t total_bytes = 0;
+  uint64_t reserved_bytes = 0;
+  double alpha = 0;
+};
+
 struct SwitchConfig {
   std::string name = "sw0";
   Time forwarding_latency = ns(200);  // from last bit in (cut-through: header in) to the egress queue
@@ -35,6 +48,7 @@ struct SwitchConfig {
   uint32_t cut_through_header_bytes = 64;
   EgressConfig egress;                // template for every port; add_port() sets the rate
   PfcConfig pfc;
+  BufferConfig buffer;
   // InfiniBand: receive buffer per (ingress port, VL). Non-zero makes the switch return
   // credits upstream (an IbCredit packet with the new FCCL) as packets leave its buffer,
   // and credit-limit its own egress ports; see EgressPort::enable_credits.
@@ -57,6 +71,11 @@ class Switch : public Node {
   const EgressPort& port(int i) const { return *ports_[i]->egress; }
   const PortCounters& counters(int i) const { return ports_[i]->egress->counters(); }
   uint64_t unroutable() const { return unroutable_; }
+  // Shared buffer: bytes of the shared pool in use, and the limit a queue's excess over its
+  // reserve has now (alpha * free, or the free pool when alpha is 0).
+  uint64_t shared_used() const { return shared_used_; }
+  uint64_t shared_size() const;
+  double dynamic_limit() const;
 
   // Packets to `dst` leave by one of `ports`; with several, by hash of (src, dst,
   // udp_src_port, flow_hash), so one flow always takes one path.
@@ -76,9 +95,12 @@ class Switch : public Node {
     std::array<bool, kNumClasses> xoff_sent{};
     std::array<EventId, kNumClasses> xoff_refresh{};
     std::array<uint32_t, kNumClasses> credits_freed{};  // IB: bytes released, mod 2^32
+    std::array<uint64_t, kNumClasses> queue_bytes{};    // shared buffer: egress queue bytes
   };
+  bool admit(int out, uint8_t cls, uint32_t bytes) const;
+  void buffer_add(int out, uint8_t cls, int64_t bytes);
   void forward(PacketPtr pkt);
-  void on_dequeue(const Packet& pkt);
+  void on_dequeue(int port, const Packet& pkt);
   void release(int ingress, uint8_t cls, uint32_t bytes);
   void send_pfc(int port, uint8_t cls, uint16_t quanta);
   void send_xoff(int port, uint8_t cls);
@@ -90,6 +112,7 @@ class Switch : public Node {
   std::vector<std::unique_ptr<Port>> ports_;
   std::unordered_map<Address, std::vector<int>> routes_;
   uint64_t unroutable_ = 0;
+  uint64_t shared_used_ = 0;
 };
 
 // A flow hash for ECMP: mixes (src, dst, udp_src_port, flow_hash).

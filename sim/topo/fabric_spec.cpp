@@ -158,7 +158,7 @@ void read_nic_params(ConfigReader& r, const json& j, const std::string& path, Ni
 }
 
 #define RDMASIM_SWITCH_KEYS "forwarding_latency_ns", "queue_kb", "ecn", "pfc", "dwrr_weights", \
-    "ib_vl_buffer_kb", "cut_through", "cut_through_header_bytes"
+    "ib_vl_buffer_kb", "cut_through", "cut_through_header_bytes", "buffer"
 #define RDMASIM_LINK_KEYS "rate_gbps", "latency_ns", "loss_rate", "ber", "schedule"
 
 void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
@@ -190,6 +190,20 @@ void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
       c.pmax = r.number(e, "pmax", p, c.pmax, 0, false, 1, "a probability in [0, 1]");
       if (c.kmax_bytes < c.kmin_bytes)
         r.error(join(p, "kmax_kb"), json(c.kmax_bytes / 1024), "is below kmin_kb", "kmax_kb >= kmin_kb");
+    }
+  }
+  if (j.contains("buffer")) {
+    const std::string p = join(path, "buffer");
+    const json& e = j["buffer"];
+    if (r.object(e, p, {"total_kb", "reserved_kb", "alpha"})) {
+      net::BufferConfig& c = s.buffer;
+      c.total_bytes = 1024 * static_cast<uint64_t>(r.integer(
+          e, "total_kb", p, static_cast<int64_t>(c.total_bytes / 1024), 0, 1 << 30,
+          "a shared buffer size in KiB >= 0 (0 = no shared buffer)"));
+      c.reserved_bytes = 1024 * static_cast<uint64_t>(r.integer(
+          e, "reserved_kb", p, static_cast<int64_t>(c.reserved_bytes / 1024), 0, 1 << 30,
+          "a reserve per (port, class) queue in KiB >= 0"));
+      c.alpha = r.number(e, "alpha", p, c.alpha, 0, false, 1024, "a dynamic-threshold factor in [0, 1024]");
     }
   }
   if (j.contains("pfc")) {

@@ -103,3 +103,13 @@ TEST_CASE("fabric: link fault keys are validated") {
   CHECK(bad({{"schedule", {{{"at_ns", 10}, {"up", false}, {"x", 1}}}}}).find("schedule[0].x") != std::string::npos);
   CHECK(bad({{"loss_rate", 0.01}, {"ber", 1e-12}}).empty());
 }
+
+TEST_CASE("fabric: switch buffer and cut-through keys are read and validated") {
+  json cfg = {{"topology", {{"type", "star"}, {"hosts", 2}}},
+              {"switch", {{"cut_through", true}, {"buffer", {{"total_kb", 1024}, {"reserved_kb", 4}, {"alpha", 1}}}}}};
+  CHECK_NOTHROW(topo::Fabric::check(cfg));
+  cfg["switch"]["buffer"]["alpha"] = -1;
+  CHECK_THROWS_WITH_AS(topo::Fabric::check(cfg), doctest::Contains("fabric.switch.buffer.alpha: -1"), topo::ConfigError);
+  cfg["switch"]["buffer"] = {{"total", 1}};
+  CHECK_THROWS_WITH_AS(topo::Fabric::check(cfg), doctest::Contains("fabric.switch.buffer.total"), topo::ConfigError);
+}
