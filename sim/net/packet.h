@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "sim/core/time.h"
@@ -79,8 +80,24 @@ enum HeaderBits : uint16_t {
   kHasIeth = 1 << 7,
 };
 
+// Value-initialization skipped: a message buffer is filled by DMA right after it is sized,
+// so zeroing it first (a memset of every message) would be wasted work.
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind { using other = DefaultInitAllocator<U>; };
+  using std::allocator<T>::allocator;
+  template <class U>
+  void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) { ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...); }
+};
+
+// Message bytes; resize() leaves new bytes uninitialized.
+using Bytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+
 // An immutable byte buffer shared by the packets that carry slices of it.
-using Payload = std::shared_ptr<const std::vector<uint8_t>>;
+using Payload = std::shared_ptr<const Bytes>;
 
 struct Packet {
   uint64_t id = 0;                 // unique per engine; for traces

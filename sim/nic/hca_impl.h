@@ -111,7 +111,12 @@ struct Qp {
   bool any_acked = false;
   int retries_left = 0;
   int rnr_retries_left = 0;
+  // The local ACK timer, armed lazily: arming moves ack_deadline only; the one scheduled
+  // event (at ack_timer_at <= ack_deadline) re-schedules itself when it fires early. This
+  // keeps one heap entry per QP instead of a schedule and a cancel per packet.
   EventId ack_timer;
+  Time ack_timer_at = 0;
+  Time ack_deadline = 0;
   EventId rnr_wait;         // pending RNR back-off: no transmission until it fires
   bool in_active = false;   // listed in Impl::active
   uint64_t posted = 0;      // send WQEs ever posted (SendWqe::seq source)
@@ -192,7 +197,7 @@ struct Hca::Impl {
   const Mr* check_remote(uint32_t pd, uint32_t rkey, uint64_t va, uint64_t len,
                          uint32_t access) const;
   // Gathers an SGL into one buffer. False on a protection error.
-  bool gather(uint32_t pd, const std::vector<Sge>& sgl, std::vector<uint8_t>& out) const;
+  bool gather(uint32_t pd, const std::vector<Sge>& sgl, net::Bytes& out) const;
   // Scatters `len` bytes at message offset `off` into an SGL (local write access required).
   // False when the SGL is too short or not writable.
   bool scatter(uint32_t pd, const std::vector<Sge>& sgl, uint32_t off, const uint8_t* src,

@@ -25,8 +25,10 @@ const Mr* Hca::Impl::check_remote(uint32_t pd, uint32_t rkey, uint64_t va, uint6
   return &mr;
 }
 
-bool Hca::Impl::gather(uint32_t pd, const std::vector<Sge>& sgl,
-                       std::vector<uint8_t>& out) const {
+bool Hca::Impl::gather(uint32_t pd, const std::vector<Sge>& sgl, net::Bytes& out) const {
+  size_t total = out.size();
+  for (const Sge& s : sgl) total += s.length;
+  out.reserve(total);
   for (const Sge& s : sgl) {
     if (s.length == 0) continue;
     const Mr* mr = check_local(pd, s, 0);

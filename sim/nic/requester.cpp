@@ -114,9 +114,9 @@ net::PacketPtr Hca::Impl::next_request(Qp& qp) {
       if (err == WcStatus::Success && w.wr.opcode != WrOpcode::RdmaRead && room < 8)
         err = WcStatus::LocLenErr;
     } else {
-      auto buf = std::make_shared<std::vector<uint8_t>>();
+      auto buf = std::make_shared<net::Bytes>();
       if (w.wr.send_flags & kSendInline) {
-        *buf = w.wr.inline_data;
+        buf->assign(w.wr.inline_data.begin(), w.wr.inline_data.end());
       } else if (!gather(qp.init.pd, w.wr.sgl, *buf)) {
         err = WcStatus::LocProtErr;
       }
@@ -215,11 +215,17 @@ net::PacketPtr Hca::Impl::next_request(Qp& qp) {
 }
 
 void Hca::Impl::arm_ack_timer(Qp& qp) {
+  if (qp.attr.timeout == 0) {  // infinite
+    engine.cancel(qp.ack_timer);
+    qp.ack_timer = EventId{};
+    return;
+  }
+  qp.ack_deadline = engine.now() + ack_timeout(qp.attr.timeout);
+  if (qp.ack_timer && qp.ack_timer_at <= qp.ack_deadline) return;  // fires early, re-arms
   engine.cancel(qp.ack_timer);
-  qp.ack_timer = EventId{};
-  if (qp.attr.timeout == 0) return;  // infinite
   const uint32_t qpn = qp.qpn;
-  qp.ack_timer = later(ack_timeout(qp.attr.timeout), [this, qpn] { on_ack_timeout(qpn); });
+  qp.ack_timer_at = qp.ack_deadline;
+  qp.ack_timer = later(qp.ack_deadline - engine.now(), [this, qpn] { on_ack_timeout(qpn); });
 }
 
 void Hca::Impl::on_ack_timeout(uint32_t qpn) {
@@ -227,6 +233,11 @@ void Hca::Impl::on_ack_timeout(uint32_t qpn) {
   if (it == qps.end()) return;
   Qp& qp = *it->second;
   qp.ack_timer = EventId{};
+  if (engine.now() < qp.ack_deadline) {  // re-armed since this event was scheduled
+    qp.ack_timer_at = qp.ack_deadline;
+    qp.ack_timer = later(qp.ack_deadline - engine.now(), [this, qpn] { on_ack_timeout(qpn); });
+    return;
+  }
   if ((qp.attr.qp_state != QpState::Rts && qp.attr.qp_state != QpState::Sqd) || !outstanding(qp))
     return;
   counters.timeouts++;

@@ -88,7 +88,7 @@ void Hca::Impl::respond_read(Qp& qp, const net::Packet& req, uint32_t psn) {
   const uint32_t n = std::max<uint32_t>(1, (len + qp.mtu - 1) / qp.mtu);
   const Mr* mr = len ? check_remote(qp.init.pd, req.reth.rkey, req.reth.va, len, kAccessRemoteRead)
                      : nullptr;
-  auto buf = std::make_shared<std::vector<uint8_t>>(len);
+  auto buf = std::make_shared<net::Bytes>(len);
   if (len && !mr->mem->read(mr->addr + (req.reth.va - mr->iova), buf->data(), len)) {
     // The MR is valid but its memory cannot be read (unmapped after registration): Remote
     // Operational Error, and the responder QP cannot go on (like fatal_nak).

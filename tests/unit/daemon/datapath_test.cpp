@@ -2,6 +2,7 @@
 // SQ ring lands in the peer's memory (process_vm_writev) and completes on the CQ ring.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -25,6 +26,14 @@ struct Side {
   ipc::RingView<ipc::Cqe> cq_ring;
   ipc::RingView<ipc::SqWqe> sq;
   alignas(64) char buf[4096] = {};
+  char canary[512];  // right after the registered buf: DMA must never reach it
+
+  void fill_canary() { std::memset(canary, 0x5a, sizeof canary); }
+  bool canary_intact() const {
+    for (char ch : canary)
+      if (ch != 0x5a) return false;
+    return true;
+  }
 
   explicit Side(const std::string& path) : c(path) {}
 
@@ -312,4 +321,69 @@ TEST_CASE("daemon datapath: random WQEs on a connected QP never stop the daemon"
   }
   RawClient late(d.path());
   CHECK(late.hello() == 0);
+}
+
+TEST_CASE("daemon datapath: DMA outside a registered region is refused and touches nothing") {
+  TestDaemon d;
+  Side server(d.path()), client(d.path());
+  server.setup("server");
+  client.setup("client");
+  server.connect_to(client);
+  client.connect_to(server);
+  server.fill_canary();
+  client.fill_canary();
+  std::memset(client.buf, 0x11, sizeof client.buf);
+  std::memset(server.buf, 0x22, sizeof server.buf);
+
+  // Each WQE is one attack; a failed WQE moves the QP to ERR (IBTA 10.8.3: a completion
+  // error is fatal to an RC QP), so every case gets a fresh pair in its own subcase.
+  auto post = [&](uint32_t op, uint64_t laddr, uint32_t len, uint32_t lkey, uint64_t raddr,
+                  uint32_t rkey) {
+    ipc::SqWqe& w = client.sq.slot(0);
+    std::memset(&w, 0, sizeof w);
+    w.wr_id = 9;
+    w.opcode = op;
+    w.send_flags = IBV_SEND_SIGNALED;
+    w.num_sge = 1;
+    w.sge[0] = {laddr, len, lkey};
+    w.remote_addr = raddr;
+    w.rkey = rkey;
+    client.sq.header()->producer.store(1, std::memory_order_release);
+    client.c.ring();
+    ipc::Cqe cqe{};
+    REQUIRE(client.wait_cqe(1, &cqe));
+    CHECK(cqe.wr_id == 9);
+    return cqe.status;
+  };
+  const uint64_t cbuf = reinterpret_cast<uint64_t>(client.buf);
+  const uint64_t sbuf = reinterpret_cast<uint64_t>(server.buf);
+  // ibv_post_send(3): the local buffer must lie inside the MR of lkey, else the WR completes
+  // with IBV_WC_LOC_PROT_ERR; a remote range outside the rkey's MR is IBV_WC_REM_ACCESS_ERR.
+  SUBCASE("a local SGE that runs 200 bytes past the MR's end") {
+    CHECK(post(IBV_WR_RDMA_WRITE, cbuf + 4000, 200, client.lkey, sbuf, server.rkey) ==
+          IBV_WC_LOC_PROT_ERR);
+  }
+  SUBCASE("a local SGE with another process's lkey") {
+    CHECK(post(IBV_WR_RDMA_WRITE, sbuf, 64, server.lkey, sbuf, server.rkey) ==
+          IBV_WC_LOC_PROT_ERR);
+  }
+  SUBCASE("an RDMA WRITE that runs past the end of the remote MR") {
+    CHECK(post(IBV_WR_RDMA_WRITE, cbuf, 200, client.lkey, sbuf + 4000, server.rkey) ==
+          IBV_WC_REM_ACCESS_ERR);
+  }
+  SUBCASE("an RDMA READ of the bytes right after the remote MR") {
+    CHECK(post(IBV_WR_RDMA_READ, cbuf, 64, client.lkey, sbuf + 4096, server.rkey) ==
+          IBV_WC_REM_ACCESS_ERR);
+  }
+  SUBCASE("an RDMA READ whose local sink runs past the local MR") {
+    CHECK(post(IBV_WR_RDMA_READ, cbuf + 4090, 64, client.lkey, sbuf, server.rkey) ==
+          IBV_WC_LOC_PROT_ERR);
+  }
+  // Nothing outside the registered buffers changed, and the registered ones kept their bytes
+  // (every attack was refused before any byte moved).
+  CHECK(server.canary_intact());
+  CHECK(client.canary_intact());
+  CHECK(std::all_of(std::begin(server.buf), std::end(server.buf), [](char ch) { return ch == 0x22; }));
+  CHECK(std::all_of(std::begin(client.buf), std::end(client.buf), [](char ch) { return ch == 0x11; }));
+  CHECK(client.c.alloc_pd() != 0);  // the daemon still serves
 }
