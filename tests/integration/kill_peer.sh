@@ -4,10 +4,12 @@
 #
 # usage: kill_peer.sh RDMASIM PORT
 # Both sides run `ib_write_bw -b` (bidirectional: each side has RDMA WRITEs in flight), so
-# when the client dies its peer's outstanding WRITEs go unanswered. The daemon destroys the
-# dead process's QP; an RC requester whose packets reach no QP retries retry_cnt times
-# (perftest sets retry_cnt 7, timeout 14 = 4.096 us * 2^14 = 67 ms, IBTA 9.7.6.1.3) and
-# then completes with IBV_WC_RETRY_EXC_ERR: about 8 * 67 ms = 0.54 s of simulated time.
+# when the client dies its peer's outstanding WRITEs fail. Which error depends on which the
+# daemon sees first: a WRITE whose DMA into the dead process fails is NAKed as a remote
+# access error (IBV_WC_REM_ACCESS_ERR, 10); once the daemon has seen the socket close and
+# destroyed the QP, packets reach no QP and the requester retries retry_cnt times
+# (perftest: retry_cnt 7, timeout 14 = 4.096 us * 2^14 = 67 ms, IBTA 9.7.6.1.3), then
+# completes with IBV_WC_RETRY_EXC_ERR (12) after about 8 * 67 ms = 0.54 s simulated.
 set -u
 rdmasim=$1; port=$2
 dir=$(mktemp -d /tmp/rdmasim-kill.XXXXXX)
