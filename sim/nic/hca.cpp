@@ -83,6 +83,7 @@ int Hca::rereg_mr(uint32_t lkey, uint32_t flags, uint32_t pd, MemorySpace* mem, 
   auto& im = *impl_;
   auto it = im.mrs.find(lkey);
   if (it == im.mrs.end()) return ENOENT;
+  im.flush_all_writes();
   constexpr uint32_t kAll = kReregChangeTranslation | kReregChangePd | kReregChangeAccess;
   if (flags == 0 || (flags & ~kAll)) return EINVAL;
   Mr next = it->second;
@@ -110,6 +111,7 @@ int Hca::rereg_mr(uint32_t lkey, uint32_t flags, uint32_t pd, MemorySpace* mem, 
 int Hca::dereg_mr(uint32_t lkey) {
   auto it = impl_->mrs.find(lkey);
   if (it == impl_->mrs.end()) return ENOENT;
+  impl_->flush_all_writes();  // accepted WRITE bytes land before the region goes away
   impl_->pds[it->second.pd].refs--;
   impl_->mrs.erase(it);
   return 0;
@@ -246,6 +248,7 @@ int Hca::destroy_qp(uint32_t qpn) {
   auto it = im.qps.find(qpn);
   if (it == im.qps.end()) return ENOENT;
   Qp& qp = *it->second;
+  im.flush_write(qp);
   im.engine.cancel(qp.ack_timer);
   im.engine.cancel(qp.rnr_wait);
   im.pds[qp.init.pd].refs--;

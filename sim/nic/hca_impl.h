@@ -137,6 +137,18 @@ struct Qp {
   RecvWr cur_recv;
   uint32_t cur_srq = 0;
   uint32_t msg_bytes = 0;   // bytes placed so far
+  // WRITE: bytes accepted but not yet copied into memory. Consecutive packets of one message
+  // are contiguous both in the sender's gathered buffer and in the target range, so they
+  // are copied with one DMA (one process_vm_writev in the daemon) when the message's last
+  // packet arrives, instead of one per packet. Flushed before anything else could observe
+  // the memory: the message's end, QP error/destroy, MR deregistration.
+  struct PendingWrite {
+    MemorySpace* mem = nullptr;
+    uint64_t addr = 0;
+    net::Payload keep;            // holds `data` alive
+    const uint8_t* data = nullptr;
+    uint32_t len = 0;
+  } pending_write;
   uint64_t write_va = 0;    // WRITE: where the next byte goes
   uint32_t write_rkey = 0;
   uint32_t write_len = 0;
@@ -227,6 +239,11 @@ struct Hca::Impl {
   net::PacketPtr next_request(Qp& qp);   // the next packet of the QP, or null
   bool has_tx_work(const Qp& qp) const;
   void arm_ack_timer(Qp& qp);
+  // Queues `len` bytes of `p`'s payload for `addr` in `mem`, coalescing with the pending run.
+  bool stage_write(Qp& qp, MemorySpace* mem, uint64_t addr, const net::Packet& p, uint32_t len);
+  // Copies the pending run into memory; false when the DMA failed.
+  bool flush_write(Qp& qp);
+  void flush_all_writes();
   void on_ack_timeout(uint32_t qpn);
   void go_back(Qp& qp, uint32_t psn);    // retransmit from psn
   void handle_response(Qp& qp, net::Packet& p);

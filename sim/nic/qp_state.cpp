@@ -163,6 +163,7 @@ void Hca::Impl::qp_event(const Qp& qp, AsyncEventType type) {
 }
 
 void Hca::Impl::enter_error(Qp& qp) {
+  flush_write(qp);  // bytes accepted before the error were placed, as hardware does
   qp.attr.qp_state = qp.attr.cur_qp_state = QpState::Err;
   engine.cancel(qp.ack_timer);
   engine.cancel(qp.rnr_wait);

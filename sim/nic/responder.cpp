@@ -185,6 +185,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
   }
   if (!rc && d != 0) {  // UC: a lost packet breaks the message; resync at a first/only
     counters.out_of_sequence++;
+    flush_write(qp);  // what arrived before the loss stays placed
     if (qp.in_msg && qp.msg_is_send && !qp.cur_srq) qp.rq.push_front(qp.cur_recv);
     qp.in_msg = false;
     if (!is_first_or_only(op)) {
@@ -333,10 +334,15 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
     if (len) {
       const Mr* mr = check_remote(pd, qp.write_rkey, qp.write_va + qp.msg_bytes, len,
                                   kAccessRemoteWrite);
-      if (!mr || !mr->mem->write(mr->addr + (qp.write_va + qp.msg_bytes - mr->iova), data, len)) {
+      if (!mr ||
+          !stage_write(qp, mr->mem, mr->addr + (qp.write_va + qp.msg_bytes - mr->iova), p, len)) {
         fatal_nak(kNakRemAccess);
         return;
       }
+    }
+    if (last && !flush_write(qp)) {
+      fatal_nak(kNakRemAccess);
+      return;
     }
     qp.msg_bytes += len;
     if (last) {
@@ -352,6 +358,35 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
   qp.since_ack++;
   if (rc && (p.bth.ack_req || last || qp.since_ack >= config.ack_every))
     send_ack(qp, kAckSyndrome, psn);
+}
+
+bool Hca::Impl::stage_write(Qp& qp, MemorySpace* mem, uint64_t addr, const net::Packet& p,
+                             uint32_t len) {
+  Qp::PendingWrite& w = qp.pending_write;
+  const uint8_t* data = p.payload_data();
+  if (w.len && w.mem == mem && w.addr + w.len == addr && w.data + w.len == data) {
+    w.len += len;
+    return true;
+  }
+  if (!flush_write(qp)) return false;
+  w.mem = mem;
+  w.addr = addr;
+  w.keep = p.payload;
+  w.data = data;
+  w.len = len;
+  return true;
+}
+
+bool Hca::Impl::flush_write(Qp& qp) {
+  Qp::PendingWrite& w = qp.pending_write;
+  if (!w.len) return true;
+  const bool ok = w.mem->write(w.addr, w.data, w.len);
+  w = Qp::PendingWrite{};
+  return ok;
+}
+
+void Hca::Impl::flush_all_writes() {
+  for (auto& [qpn, qp] : qps) flush_write(*qp);
 }
 
 void Hca::Impl::handle_ud(Qp& qp, net::Packet& p) {
