@@ -68,6 +68,42 @@ struct Deth {                // datagram extended transport header
   uint32_t src_qp = 0;       // 24 bits
 };
 
+// iWARP: the TCP header of a segment (what a capture shows; see sim/nic/iwarp.h).
+struct TcpHeader {
+  uint16_t src_port = 0;
+  uint16_t dst_port = 0;
+  uint32_t seq = 0;
+  uint32_t ack = 0;
+  uint8_t flags = 0;         // FIN 0x01, SYN 0x02, RST 0x04, PSH 0x08, ACK 0x10, ECE 0x40, CWR 0x80
+  uint16_t window = 0;       // as on the wire: the window >> wscale
+  uint8_t wscale = 0;        // the window scale negotiated (not on the wire per segment)
+  uint32_t ts_val = 0;       // timestamps option (10 bytes + 2 NOPs): always present
+  uint32_t ts_ecr = 0;
+  uint32_t len = 0;          // TCP payload bytes: the FPDU, 0 for a pure ACK
+};
+
+// iWARP: the FPDU a segment carries (MPA, RFC 5044; DDP, RFC 5041; RDMAP, RFC 5040).
+struct IwarpFpdu {
+  uint8_t rdmap_opcode = 0;  // 0 Write, 1 Read Request, 2 Read Response, 3 Send, 4 Send with
+                             // Invalidate, 5 Send with SE, 6 Send with SE and Invalidate, 7 Terminate
+  bool tagged = false;       // DDP T bit: tagged buffer (Write, Read Response)
+  bool last = false;         // DDP L bit: last segment of the message
+  uint32_t stag = 0;         // tagged: the sink STag
+  uint64_t to = 0;           // tagged: the tagged offset of the first payload byte
+  uint32_t qn = 0;           // untagged: queue 0 Send, 1 Read Request, 2 Terminate
+  uint32_t msn = 0;          // untagged: message sequence number (per queue, from 1)
+  uint32_t mo = 0;           // untagged: message offset of the first payload byte
+  uint32_t inv_stag = 0;     // Send with Invalidate
+  uint32_t sink_stag = 0;    // Read Request: where the response lands (source STag/TO/size in reth)
+  uint64_t sink_to = 0;
+  uint8_t term_layer_etype = 0;  // Terminate: layer (4 bits) | error type (4 bits)
+  uint8_t term_code = 0;
+  uint16_t ulpdu_len = 0;    // MPA length field: DDP/RDMAP headers + payload
+  uint8_t mpa_pad = 0;       // 0..3 pad bytes before the CRC
+  bool mpa_request = false;  // an MPA start frame (request/reply) instead of an FPDU
+  bool mpa_reply = false;
+};
+
 // Which optional headers a transport packet carries.
 enum HeaderBits : uint16_t {
   kHasReth = 1 << 0,
@@ -136,6 +172,8 @@ struct Packet {
   Deth deth;
   std::array<uint8_t, 16> sgid{};  // GRH source GID (RoCEv2: IPv4-mapped), when kHasGrh
   std::array<uint8_t, 16> dgid{};
+  TcpHeader tcp;                   // iWARP segments
+  IwarpFpdu fpdu;                  // iWARP segments with tcp.len > 0
 
   // Payload: bytes [payload_offset, payload_offset + payload_len) of *payload.
   Payload payload;

@@ -201,6 +201,9 @@ int Hca::create_qp(QpInitAttr& attr, uint32_t* qpn) {
   if (attr.srq && !im.srqs.count(attr.srq)) return ENOENT;
   if (attr.type != QpType::RC && attr.type != QpType::UC && attr.type != QpType::UD)
     return EINVAL;
+  // iWARP (RDMAP over TCP) has reliable connected QPs only; irdma and iw_cxgb4 refuse
+  // UD and UC QPs with EOPNOTSUPP.
+  if (im.is_iwarp() && attr.type != QpType::RC) return EOPNOTSUPP;
   if (attr.caps.max_send_wr > c.max_qp_wr || attr.caps.max_recv_wr > c.max_qp_wr ||
       attr.caps.max_send_sge > c.max_sge || attr.caps.max_recv_sge > c.max_sge ||
       attr.caps.max_inline_data > c.max_inline_data)
@@ -228,7 +231,9 @@ int Hca::create_qp(QpInitAttr& attr, uint32_t* qpn) {
 int Hca::modify_qp(uint32_t qpn, const QpAttr& attr, uint32_t mask) {
   auto it = impl_->qps.find(qpn);
   if (it == impl_->qps.end()) return ENOENT;
-  return impl_->modify_qp(*it->second, attr, mask);
+  const int rc = impl_->modify_qp(*it->second, attr, mask);
+  if (rc == 0 && impl_->is_iwarp()) impl_->iwarp_on_modify(*it->second);
+  return rc;
 }
 
 int Hca::query_qp(uint32_t qpn, QpAttr* attr, QpInitAttr* init) {
@@ -289,6 +294,9 @@ int Hca::post_send(uint32_t qpn, const SendWr& wr) {
       wr.opcode == WrOpcode::SendWithInv)
     return EINVAL;
   if (atomic && is_inline) return EINVAL;
+  // RDMAP (RFC 5040) has no immediate data: irdma refuses these opcodes on iWARP (EINVAL).
+  if (im.is_iwarp() && (wr.opcode == WrOpcode::RdmaWriteWithImm || wr.opcode == WrOpcode::SendWithImm))
+    return EINVAL;
   SendWqe w;
   w.wr = wr;
   w.seq = ++qp.posted;
@@ -361,8 +369,11 @@ void Hca::receive(net::PacketPtr pkt, int /*port*/) {
     const uint8_t op = shared->bth.opcode & 0x1f;
     const bool response = qp.init.type == QpType::RC && op >= 0x0d && op <= 0x12;
     m.rx_pkt = shared.get();
-    if (shared->ce) m.notify_congestion(qp, *shared);
-    if (response) {
+    const bool tcp = qp.tcp || m.is_iwarp();  // iWARP: ECN is TCP's business (DCTCP), no CNPs
+    if (shared->ce && !tcp) m.notify_congestion(qp, *shared);
+    if (tcp) {
+      m.iwarp_receive(qp, shared);  // a TCP segment: iwarp.cpp hands its FPDUs to the RC layers
+    } else if (response) {
       m.handle_response(qp, *shared);
     } else if (qp.init.type == QpType::UD) {
       m.handle_ud(qp, *shared);

@@ -10,6 +10,7 @@
 #include "sim/core/engine.h"
 #include "sim/net/packet.h"
 #include "sim/nic/cc.h"
+#include "sim/nic/iwarp_tcp.h"
 #include "sim/nic/memory.h"
 #include "sim/nic/types.h"
 
@@ -42,6 +43,8 @@ struct HcaConfig {
   // Receiver ACK coalescing: an ACK is sent at least every `ack_every` packets of a
   // message and always for the last packet, or after ack_delay.
   uint32_t ack_every = 16;
+  // iWARP NICs: the TCP model of every RC QP's connection (sim/nic/iwarp_tcp.h).
+  iwarp::TcpConfig tcp;
   // Congestion control of the QPs (RoCEv2): the RP algorithm and the NP's CNP generation.
   CcConfig cc;
 };

@@ -25,6 +25,7 @@
 
 #include "sim/nic/cc.h"
 #include "sim/nic/hca.h"
+#include "sim/nic/iwarp.h"
 
 namespace rdmasim::nic {
 
@@ -163,6 +164,9 @@ struct Qp {
   Time next_tx = 0;
   EventId pace_wake;
   Time last_cnp = -1;
+
+  // iWARP NICs: the QP's TCP connection and DDP/RDMAP state (sim/nic/iwarp.h), from RTR.
+  std::unique_ptr<iwarp::Conn> tcp;
 };
 
 struct Hca::Impl {
@@ -274,6 +278,23 @@ struct Hca::Impl {
   void recv_complete(Qp& qp, const RecvWr& wr, uint32_t srqn, WcStatus st, WcOpcode op,
                      uint32_t byte_len, uint32_t imm, uint32_t flags, uint32_t src_qp);
   void respond_read(Qp& qp, const net::Packet& req, uint32_t psn);
+
+  // --- iwarp.cpp: QPs of an iWARP NIC carry their packets as FPDUs over TCP ---
+  bool is_iwarp() const { return config.link_layer == net::LinkLayer::IWarp; }
+  // After every successful modify_qp: forms the connection at RTR, drops it at RESET.
+  void iwarp_on_modify(Qp& qp);
+  bool wants_tx(const Qp& qp) const { return qp.tcp ? iwarp_has_tx_work(qp) : has_tx_work(qp); }
+  bool iwarp_has_tx_work(const Qp& qp) const;
+  net::PacketPtr iwarp_next(Qp& qp);   // the next TCP segment of the QP, or null
+  void iwarp_receive(Qp& qp, const std::shared_ptr<net::Packet>& seg);
+  // send_ack on an iWARP QP: ACKs are TCP's; a NAK becomes an RDMAP Terminate.
+  void iwarp_control(Qp& qp, uint8_t syndrome, uint32_t psn);
+  void iwarp_frame(Qp& qp, net::Packet& f);   // DDP/RDMAP fields of a packet the RC model built
+  void iwarp_deliver(Qp& qp, const net::Packet& f);
+  void iwarp_sync_timer(Qp& qp);
+  void iwarp_on_rto(uint32_t qpn);
+  void iwarp_send_ack(Qp& qp, bool ece);
+  net::PacketPtr iwarp_segment(Qp& qp, const net::Packet* fpdu, uint32_t seq, uint32_t len);
 };
 
 }  // namespace rdmasim::nic

@@ -140,6 +140,11 @@ std::vector<TxSegment> TcpConnection::on_ack(uint32_t ack, uint32_t wnd, bool ec
     q_.pop_front();
     if (next_ > 0) next_--;
   }
+  if (backoffs_ && have_rtt_) {
+    // New data acknowledged after an RTO: the backed-off RTO is recomputed from SRTT and
+    // RTTVAR (as Linux does) instead of waiting for a sample Karn's rule may long forbid.
+    rto_ = std::clamp(srtt_ + 4 * rttvar_, cfg_.min_rto, cfg_.max_rto);
+  }
   backoffs_ = 0;
   dupacks_ = 0;
   if (cfg_.ecn) dctcp_update(acked, ece);

@@ -70,6 +70,8 @@ class TcpConnection {
   void push(uint32_t len, std::shared_ptr<const net::Packet> fpdu);
   // True when next_segment would return something now.
   bool can_send() const;
+  // True when segments wait that were never sent (or are to be resent after an RTO).
+  bool has_unsent() const { return next_ < q_.size(); }
   // True when a new segment of `len` bytes would fit in the window now (nothing is queued).
   bool window_allows(uint32_t len) const;
   // The segment to put on the wire now (a retransmission first), or null. Arms the timer.

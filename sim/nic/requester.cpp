@@ -41,7 +41,7 @@ bool Hca::Impl::has_tx_work(const Qp& qp) const {
 }
 
 void Hca::Impl::kick(Qp& qp) {
-  if (!qp.in_active && has_tx_work(qp)) {
+  if (!qp.in_active && wants_tx(qp)) {
     qp.in_active = true;
     active.push_back(qp.qpn);
   }
@@ -63,11 +63,11 @@ void Hca::Impl::pump() {
       auto it = qps.find(qpn);
       if (it == qps.end()) continue;
       Qp& qp = *it->second;
-      if (!has_tx_work(qp)) {
+      if (!wants_tx(qp)) {
         qp.in_active = false;
         continue;
       }
-      const bool request = qp.resp_queue.empty();
+      const bool request = qp.resp_queue.empty() && !qp.tcp;  // iWARP: TCP windows, no pacer
       if (request && pace_hold(qp)) continue;  // congestion control: not yet its send time
       const uint8_t prio = !qp.resp_queue.empty() ? qp.resp_queue.front()->priority
                                                    : priority_of(tx_av(qp));
@@ -78,7 +78,9 @@ void Hca::Impl::pump() {
       }
       blocked = 0;
       net::PacketPtr p;
-      if (!qp.resp_queue.empty()) {
+      if (qp.tcp) {
+        p = iwarp_next(qp);  // iWARP: TCP decides what goes next
+      } else if (!qp.resp_queue.empty()) {
         p = std::move(qp.resp_queue.front());
         qp.resp_queue.pop_front();
       } else {
@@ -215,7 +217,7 @@ net::PacketPtr Hca::Impl::next_request(Qp& qp) {
 }
 
 void Hca::Impl::arm_ack_timer(Qp& qp) {
-  if (qp.attr.timeout == 0) {  // infinite
+  if (qp.attr.timeout == 0 || qp.tcp) {  // infinite; iWARP: TCP retransmits
     engine.cancel(qp.ack_timer);
     qp.ack_timer = EventId{};
     return;

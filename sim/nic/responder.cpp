@@ -70,6 +70,7 @@ void Hca::Impl::recv_complete(Qp& qp, const RecvWr& wr, uint32_t srqn, WcStatus 
 }
 
 void Hca::Impl::send_ack(Qp& qp, uint8_t syndrome, uint32_t psn) {
+  if (qp.tcp) return iwarp_control(qp, syndrome, psn);
   auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, 0x11, psn);
   p->headers |= net::kHasAeth;
   p->aeth = {syndrome, qp.msn & 0xffffff};

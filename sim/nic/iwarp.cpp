@@ -1,0 +1,319 @@
+// iWARP: RC QPs of an iWARP NIC as FPDUs over a TCP connection; see iwarp.h for the model.
+#include "sim/nic/iwarp.h"
+
+#include <algorithm>
+
+#include "sim/nic/hca_impl.h"
+
+namespace rdmasim::nic {
+namespace {
+
+constexpr uint8_t kFlagPsh = 0x08, kFlagAck = 0x10, kFlagEce = 0x40;
+constexpr uint32_t kMpaStartFrame = 16 + 1 + 1 + 2;  // key, flags, revision, private data length
+constexpr uint8_t kWindowScale = 7;                   // 2^7: 64 KiB * 128 = 8 MiB reachable
+
+uint32_t mix(uint32_t a, uint32_t b) {
+  uint32_t h = a * 0x9e3779b1u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu;
+  h ^= h >> 15;
+  return h * 0xc2b2ae35u;
+}
+
+uint16_t port_of(uint32_t qpn) { return static_cast<uint16_t>(49152 + qpn % 16384); }
+
+net::Address peer_address(const Qp& qp) {
+  const auto& g = qp.attr.ah_attr.dgid;
+  return uint32_t{g[12]} << 24 | uint32_t{g[13]} << 16 | uint32_t{g[14]} << 8 | g[15];
+}
+
+bool is_response(uint8_t op) { return op >= 0x0d && op <= 0x12; }
+bool is_last(uint8_t op) {
+  return op == 0x02 || op == 0x03 || op == 0x04 || op == 0x05 || op == 0x08 || op == 0x09 ||
+         op == 0x0a || op == 0x0b || op == 0x0c || op == 0x0f || op == 0x10 || op == 0x11;
+}
+bool is_first(uint8_t op) {
+  return op == 0x00 || op == 0x04 || op == 0x05 || op == 0x06 || op == 0x0a || op == 0x0b ||
+         op == 0x0d || op == 0x10;
+}
+
+}  // namespace
+
+namespace iwarp {
+
+uint32_t size_fpdu(net::IwarpFpdu& f, uint32_t payload_len) {
+  uint32_t hdr = f.tagged ? kTaggedHeader : kUntaggedHeader;
+  if (f.rdmap_opcode == kRdmapReadRequest) hdr += kReadRequestHeader;
+  if (f.rdmap_opcode == kRdmapTerminate) hdr += kTerminateHeader;
+  f.ulpdu_len = static_cast<uint16_t>(hdr + payload_len);
+  f.mpa_pad = static_cast<uint8_t>((4 - (2 + f.ulpdu_len) % 4) % 4);
+  return 2 + f.ulpdu_len + f.mpa_pad + 4;
+}
+
+void size_segment(net::Packet& seg) {
+  // Ethernet 14 + IPv4 20 + TCP (with options) + payload + FCS 4, padded to 64 bytes.
+  seg.frame_bytes = std::max<uint32_t>(14 + 20 + kTcpHeader + seg.tcp.len + 4, 64);
+  seg.wire_bytes = seg.frame_bytes + 8 + 12;  // preamble/SFD and inter-frame gap
+}
+
+}  // namespace iwarp
+
+void Hca::Impl::iwarp_on_modify(Qp& qp) {
+  const QpState st = qp.attr.qp_state;
+  if (st == QpState::Reset) {
+    if (qp.tcp) engine.cancel(qp.tcp->rto_timer);
+    qp.tcp.reset();
+    return;
+  }
+  if (qp.init.type != QpType::RC || (st != QpState::Rtr && st != QpState::Rts)) return;
+  const iwarp::TcpConfig& tc = config.tcp;
+  qp.mtu = std::min(qp.mtu, iwarp::max_fpdu_payload(tc.mss));  // one FPDU per segment
+  if (qp.tcp) return;
+  // Connection setup (TCP handshake, MPA Request/Reply) is taken as done out of band, as
+  // rdma_cm does it before RTS: each stream starts after its MPA start frame.
+  const uint32_t isn = mix(config.address, qp.qpn);
+  const uint32_t peer_isn = mix(peer_address(qp), qp.attr.dest_qp_num);
+  qp.tcp = std::make_unique<iwarp::Conn>(tc, isn + kMpaStartFrame, peer_isn + kMpaStartFrame);
+  qp.tcp->local_port = port_of(qp.qpn);
+  qp.tcp->peer_port = port_of(qp.attr.dest_qp_num);
+  // The start frame still goes on the wire once, unacknowledged and ignored by the peer, so
+  // a capture shows the stream's beginning (Wireshark's MPA dissector needs it). The side
+  // with the lower (address, QPN) plays the initiator (Request), the other the Reply.
+  auto start = std::make_shared<net::Packet>();
+  const bool initiator = std::pair(config.address, qp.qpn) < std::pair(peer_address(qp), qp.attr.dest_qp_num);
+  start->fpdu.mpa_request = initiator;
+  start->fpdu.mpa_reply = !initiator;
+  net::PacketPtr s = iwarp_segment(qp, start.get(), isn, kMpaStartFrame);
+  counters.tx_packets++;
+  counters.tx_bytes += s->wire_bytes;
+  if (port_active) port.send(std::move(s));
+}
+
+bool Hca::Impl::iwarp_has_tx_work(const Qp& qp) const {
+  const iwarp::Conn& c = *qp.tcp;
+  if (c.aborted) return false;
+  if (c.tcp.can_send()) return true;
+  if (c.tcp.has_unsent()) return false;  // waiting for the window
+  return has_tx_work(qp) && c.tcp.window_allows(config.tcp.mss);
+}
+
+void Hca::Impl::iwarp_frame(Qp& qp, net::Packet& p) {
+  iwarp::Conn& c = *qp.tcp;
+  net::IwarpFpdu& f = p.fpdu;
+  const uint8_t op = p.bth.opcode & 0x1f;
+  f.last = is_last(op);
+  if (op <= 0x05) {  // SEND FIRST..ONLY_IMM
+    if (is_first(op)) ++c.send_msn;
+    f.rdmap_opcode = f.last && p.bth.solicited ? iwarp::kRdmapSendSe : iwarp::kRdmapSend;
+    f.qn = 0;
+    f.msn = c.send_msn;
+    f.mo = p.payload_offset;
+  } else if (op <= 0x0b) {  // RDMA WRITE
+    if (is_first(op)) {
+      c.write_stag = p.reth.rkey;
+      c.write_to = p.reth.va;
+    }
+    f.rdmap_opcode = iwarp::kRdmapWrite;
+    f.tagged = true;
+    f.stag = c.write_stag;
+    f.to = c.write_to + p.payload_offset;
+  } else if (op == 0x0c) {  // READ REQUEST: the sink is the WQE's first local buffer
+    f.rdmap_opcode = iwarp::kRdmapReadRequest;
+    f.qn = 1;
+    f.msn = ++c.read_msn;
+    for (const SendWqe& w : qp.sq) {
+      if (w.started && w.first_psn == p.bth.psn && !w.wr.sgl.empty()) {
+        f.sink_stag = w.wr.sgl[0].lkey;
+        f.sink_to = w.wr.sgl[0].addr;
+      }
+    }
+  } else if (op >= 0x0d && op <= 0x10) {  // READ RESPONSE: tagged into the requester's sink
+    if (is_first(op)) {
+      if (!c.read_sinks.empty()) {
+        c.cur_sink = c.read_sinks.front();
+        c.read_sinks.pop_front();
+      }
+    }
+    f.rdmap_opcode = iwarp::kRdmapReadResponse;
+    f.tagged = true;
+    f.stag = c.cur_sink.stag;
+    f.to = c.cur_sink.to + p.payload_offset;
+  } else {  // ACKNOWLEDGE carrying a NAK syndrome: a Terminate
+    f.rdmap_opcode = iwarp::kRdmapTerminate;
+    f.qn = 2;
+    f.msn = ++c.term_msn;
+    f.last = true;
+  }
+}
+
+net::PacketPtr Hca::Impl::iwarp_segment(Qp& qp, const net::Packet* fpdu, uint32_t seq,
+                                        uint32_t len) {
+  iwarp::Conn& c = *qp.tcp;
+  net::PacketPtr s;
+  if (fpdu && !fpdu->fpdu.mpa_request && !fpdu->fpdu.mpa_reply) {
+    s = std::make_unique<net::Packet>(*fpdu);
+    s->id = uint64_t{config.address} << 32 | next_packet_id++;
+    s->created = engine.now();
+  } else {
+    s = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, 0, 0);
+    if (fpdu) s->fpdu = fpdu->fpdu;
+  }
+  s->link_layer = net::LinkLayer::IWarp;
+  s->ect = config.tcp.ecn;
+  s->ce = false;
+  s->tcp.src_port = c.local_port;
+  s->tcp.dst_port = c.peer_port;
+  s->tcp.seq = seq;
+  s->tcp.ack = c.tcp.rcv_nxt();
+  s->tcp.flags = kFlagAck | (len ? kFlagPsh : 0);
+  s->tcp.wscale = kWindowScale;
+  s->tcp.window = static_cast<uint16_t>(std::min<uint32_t>(c.tcp.advertised_window() >> kWindowScale, 0xffff));
+  // Timestamps option: TSval in microseconds of simulated time.
+  s->tcp.ts_val = static_cast<uint32_t>(engine.now() / kMicrosecond);
+  s->tcp.len = len;
+  iwarp::size_segment(*s);
+  return s;
+}
+
+net::PacketPtr Hca::Impl::iwarp_next(Qp& qp) {
+  iwarp::Conn& c = *qp.tcp;
+  if (c.aborted) return nullptr;
+  if (!c.tcp.can_send()) {
+    if (c.tcp.has_unsent() || !has_tx_work(qp)) return nullptr;
+    net::PacketPtr f;
+    if (!qp.resp_queue.empty()) {
+      f = std::move(qp.resp_queue.front());
+      qp.resp_queue.pop_front();
+    } else {
+      f = next_request(qp);
+    }
+    if (!f) return nullptr;
+    iwarp_frame(qp, *f);
+    const uint32_t len = iwarp::size_fpdu(f->fpdu, f->payload_len);
+    c.tcp.push(len, std::shared_ptr<const net::Packet>(f.release()));
+  }
+  const iwarp::TxSegment* s = c.tcp.next_segment(engine.now());
+  if (!s) return nullptr;
+  if (s->retransmitted) counters.retransmitted_packets++;  // by TCP (the RC layer never resends)
+  net::PacketPtr seg = iwarp_segment(qp, s->fpdu.get(), s->seq, s->len);
+  iwarp_sync_timer(qp);
+  return seg;
+}
+
+void Hca::Impl::iwarp_send_ack(Qp& qp, bool ece) {
+  net::PacketPtr a = iwarp_segment(qp, nullptr, qp.tcp->tcp.snd_nxt(), 0);
+  if (ece) a->tcp.flags |= kFlagEce;
+  counters.acks_sent++;
+  counters.tx_packets++;
+  counters.tx_bytes += a->wire_bytes;
+  if (port_active) port.send(std::move(a));  // control packets may bypass ready()
+}
+
+void Hca::Impl::iwarp_sync_timer(Qp& qp) {
+  iwarp::Conn& c = *qp.tcp;
+  const Time at = c.tcp.rto_deadline();
+  if (at == c.rto_at) return;
+  engine.cancel(c.rto_timer);
+  c.rto_timer = EventId{};
+  c.rto_at = at;
+  if (at == kTimeNever) return;
+  const uint32_t qpn = qp.qpn;
+  c.rto_timer = later(std::max<Time>(at - engine.now(), 0), [this, qpn] { iwarp_on_rto(qpn); });
+}
+
+void Hca::Impl::iwarp_on_rto(uint32_t qpn) {
+  auto it = qps.find(qpn);
+  if (it == qps.end() || !it->second->tcp) return;
+  Qp& qp = *it->second;
+  iwarp::Conn& c = *qp.tcp;
+  c.rto_timer = EventId{};
+  c.rto_at = kTimeNever;
+  counters.timeouts++;
+  if (!c.tcp.on_rto(engine.now())) {
+    // The connection is lost: the QP fails like an RC QP past its retry budget.
+    c.aborted = true;
+    complete_acked(qp);
+    if (qp.attr.qp_state != QpState::Err) {
+      size_t i = 0;
+      while (i < qp.sq.size() && qp.sq[i].done) ++i;
+      fail_wqe(qp, i, WcStatus::RetryExcErr);
+    }
+    return;
+  }
+  iwarp_sync_timer(qp);
+  kick(qp);
+}
+
+void Hca::Impl::iwarp_receive(Qp& qp, const std::shared_ptr<net::Packet>& seg) {
+  if (!qp.tcp || qp.tcp->aborted) return;  // no connection: dropped
+  iwarp::Conn& c = *qp.tcp;
+  const net::TcpHeader& h = seg->tcp;
+  if (seg->fpdu.mpa_request || seg->fpdu.mpa_reply) return;  // setup is out of band
+  // The ACK half: what the peer acknowledged completes SENDs and WRITEs.
+  std::vector<iwarp::TxSegment> acked =
+      c.tcp.on_ack(h.ack, uint32_t{h.window} << h.wscale, h.flags & kFlagEce, h.len > 0, engine.now());
+  bool progress = false;
+  for (const iwarp::TxSegment& s : acked) {
+    const net::Packet& f = *s.fpdu;
+    const uint8_t op = f.bth.opcode & 0x1f;
+    if (!is_response(op) && op != 0x0c && is_last(op)) progress |= ack_upto(qp, f.bth.psn);
+  }
+  if (progress && qp.attr.qp_state != QpState::Err) {
+    qp.retries_left = qp.attr.retry_cnt;
+    complete_acked(qp);
+  }
+  // The data half: in-order FPDUs go to the RDMA layers.
+  if (h.len) {
+    iwarp::TcpConnection::Delivered d = c.tcp.on_data(h.seq, h.len, seg, seg->ce);
+    if (d.send_ack) iwarp_send_ack(qp, d.ece && config.tcp.ecn);
+    for (const auto& f : d.fpdus) {
+      if (!qp.tcp) break;
+      iwarp_deliver(qp, *f);
+    }
+  }
+  if (!qp.tcp) return;
+  iwarp_sync_timer(qp);
+  kick(qp);
+}
+
+void Hca::Impl::iwarp_deliver(Qp& qp, const net::Packet& f) {
+  const QpState st = qp.attr.qp_state;
+  if (st == QpState::Err || st == QpState::Reset) return;
+  net::Packet p = f;  // the handlers take a mutable packet
+  const uint8_t op = p.bth.opcode & 0x1f;
+  if (is_response(op)) {
+    handle_response(qp, p);
+  } else {
+    if (op == 0x0c) qp.tcp->read_sinks.push_back({f.fpdu.sink_stag, f.fpdu.sink_to});
+    handle_request(qp, p);
+  }
+}
+
+void Hca::Impl::iwarp_control(Qp& qp, uint8_t syndrome, uint32_t psn) {
+  const uint8_t kind = syndrome >> 5;
+  if (kind == 0) return;  // an ACK: TCP's acknowledgements play that role
+  // iWARP has no RNR NAK: a SEND finding no receive is a DDP error ("no buffer") that
+  // terminates the stream, like remote access and operation errors (RFC 5040 7.2).
+  uint8_t code = syndrome;
+  uint8_t layer_etype = 0x00;  // RDMAP (layer 0), local catastrophic
+  if (kind == 1 || syndrome == 0x63) {
+    code = 0x63;              // remote operational error at the requester
+    layer_etype = 0x12;       // DDP (layer 1), untagged buffer error (etype 2)
+  } else if (syndrome == 0x62) {
+    layer_etype = 0x01;       // RDMAP, remote protection error
+  } else {
+    layer_etype = 0x02;       // RDMAP, remote operation error (invalid request)
+  }
+  auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, 0x11, psn);
+  p->headers |= net::kHasAeth;
+  p->aeth = {code, qp.msn & 0xffffff};
+  p->fpdu.term_layer_etype = layer_etype;
+  p->fpdu.term_code = syndrome & 0x1f;
+  iwarp_frame(qp, *p);
+  const uint32_t len = iwarp::size_fpdu(p->fpdu, 0);
+  qp.tcp->tcp.push(len, std::shared_ptr<const net::Packet>(p.release()));
+  counters.naks_sent++;
+  // The responder's QP goes to ERR with the Terminate (RNR here too: no retry on iWARP).
+  if (kind == 1) enter_error(qp);
+  kick(qp);
+}
+
+}  // namespace rdmasim::nic

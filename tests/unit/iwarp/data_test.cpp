@@ -1,0 +1,157 @@
+// RDMA over the iWARP model: data integrity over a lossy link, completions, and the verbs
+// that iWARP does not have.
+#include <doctest/doctest.h>
+
+#include "tests/unit/nic/test_wire.h"
+
+namespace rdmasim::nic::test {
+namespace {
+
+SendWr rdma_wr(WrOpcode op, uint64_t id, std::vector<uint8_t>& local, uint32_t lkey,
+               std::vector<uint8_t>& remote, uint32_t rkey) {
+  SendWr w;
+  w.wr_id = id;
+  w.opcode = op;
+  w.send_flags = kSendSignaled;
+  w.sgl = {sge_of(local, lkey)};
+  w.remote_addr = reinterpret_cast<uint64_t>(remote.data());
+  w.rkey = rkey;
+  return w;
+}
+
+QpParams iwarp_qp() {
+  QpParams q;
+  q.mtu = 5;  // 4096: clamped to what one FPDU of a 1448-byte MSS carries (1424)
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("iwarp: WRITE, READ and SEND arrive byte for byte over a link losing 1 in 31 segments") {
+  Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
+  constexpr size_t kLen = 200000;  // 141 FPDUs of 1424 bytes: well past the initial window
+  auto wsrc = pattern(kLen, 1), rsrc = pattern(kLen, 2), ssrc = pattern(kLen, 3);
+  std::vector<uint8_t> wdst(kLen, 0), rdst(kLen, 0), sdst(kLen, 0);
+  auto kws = p.reg(p.a, wsrc), kwd = p.reg(p.b, wdst);
+  auto krs = p.reg(p.b, rsrc), krd = p.reg(p.a, rdst);
+  auto kss = p.reg(p.a, ssrc), ksd = p.reg(p.b, sdst);
+  // Every 31st segment in each direction is lost (3.2%): data, ACKs and READ responses alike.
+  int na = 0, nb = 0;
+  p.a.wire->drop = [&](const net::Packet&) { return ++na % 31 == 0; };
+  p.b.wire->drop = [&](const net::Packet&) { return ++nb % 31 == 0; };
+  RecvWr r;
+  r.wr_id = 30;
+  r.sgl = {sge_of(sdst, ksd.lkey)};
+  REQUIRE(p.b.hca->post_recv(p.b.qpn, r) == 0);
+  REQUIRE(p.a.hca->post_send(p.a.qpn, rdma_wr(WrOpcode::RdmaWrite, 10, wsrc, kws.lkey, wdst, kwd.rkey)) == 0);
+  REQUIRE(p.a.hca->post_send(p.a.qpn, rdma_wr(WrOpcode::RdmaRead, 20, rdst, krd.lkey, rsrc, krs.rkey)) == 0);
+  SendWr s = rdma_wr(WrOpcode::Send, 30, ssrc, kss.lkey, ssrc, 0);
+  REQUIRE(p.a.hca->post_send(p.a.qpn, s) == 0);
+  p.engine.run_until(ms(200));
+  CHECK(wdst == wsrc);
+  CHECK(rdst == rsrc);
+  CHECK(sdst == ssrc);
+  REQUIRE(p.a.wcs.size() == 3);
+  CHECK(p.a.wcs[0].wc.wr_id == 10);
+  CHECK(p.a.wcs[1].wc.wr_id == 20);
+  CHECK(p.a.wcs[2].wc.wr_id == 30);
+  for (const auto& c : p.a.wcs) CHECK(c.wc.status == WcStatus::Success);
+  CHECK(p.a.wcs[1].wc.opcode == WcOpcode::RdmaRead);
+  CHECK(p.a.wcs[1].wc.byte_len == kLen);
+  REQUIRE(p.b.wcs.size() == 1);
+  CHECK(p.b.wcs[0].wc.status == WcStatus::Success);
+  CHECK(p.b.wcs[0].wc.byte_len == kLen);
+  // TCP recovered the losses (the RC layer did not: no ACK timer, no NAKs on iWARP).
+  CHECK(p.a.hca->counters().naks_sent == 0);
+  CHECK(p.b.hca->counters().naks_sent == 0);
+  // Segments were resent (by TCP: iWARP counts its retransmissions there).
+  CHECK(p.a.hca->counters().retransmitted_packets > 0);
+  CHECK(p.b.hca->counters().retransmitted_packets > 0);
+}
+
+TEST_CASE("iwarp: segments are sized as Ethernet/IPv4/TCP/MPA/DDP/RDMAP frames") {
+  Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
+  std::vector<net::Packet> seen;
+  p.a.wire->drop = [&](const net::Packet& pkt) {
+    seen.push_back(pkt);
+    return false;
+  };
+  auto src = pattern(3000, 1);
+  std::vector<uint8_t> dst(3000, 0);
+  auto ks = p.reg(p.a, src), kd = p.reg(p.b, dst);
+  REQUIRE(p.a.hca->post_send(p.a.qpn, rdma_wr(WrOpcode::RdmaWrite, 1, src, ks.lkey, dst, kd.rkey)) == 0);
+  p.engine.run_until(ms(10));
+  CHECK(dst == src);
+  // 3 WRITE FPDUs: 1424 + 1424 + 152 bytes of payload.
+  REQUIRE(seen.size() >= 3);
+  const net::Packet& w = seen[0];
+  CHECK(w.fpdu.rdmap_opcode == 0);  // RDMA Write
+  CHECK(w.fpdu.tagged);
+  CHECK_FALSE(w.fpdu.last);
+  CHECK(w.fpdu.stag == kd.rkey);
+  CHECK(w.fpdu.to == reinterpret_cast<uint64_t>(dst.data()));
+  // FPDU: MPA length 2 + tagged DDP/RDMAP 14 + 1424 payload + pad + CRC 4:
+  // 2 + 14 + 1424 = 1440 is a multiple of 4, so no pad: 1444 bytes.
+  CHECK(w.tcp.len == 2 + 14 + 1424 + 4);
+  // Frame: Ethernet 14 + IPv4 20 + TCP 32 + 1444 + FCS 4 = 1514; wire + 8 preamble + 12 gap.
+  CHECK(w.frame_bytes == 14 + 20 + 32 + 1444 + 4);
+  CHECK(w.wire_bytes == w.frame_bytes + 20);
+  CHECK(seen[1].fpdu.to == w.fpdu.to + 1424);
+  CHECK(seen[2].fpdu.last);
+  // Last FPDU: 152 payload; 2 + 14 + 152 = 168, no pad: 172 bytes.
+  CHECK(seen[2].tcp.len == 2 + 14 + 152 + 4);
+  CHECK(seen[2].tcp.seq == seen[1].tcp.seq + seen[1].tcp.len);  // a byte stream
+}
+
+TEST_CASE("iwarp: no UD or UC QPs, no immediate data, and a SEND without a receive terminates") {
+  Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
+  QpInitAttr init;
+  init.pd = p.a.pd;
+  init.send_cq = init.recv_cq = p.a.cq;
+  init.caps = {4, 4, 1, 1, 0};
+  uint32_t qpn = 0;
+  init.type = QpType::UD;
+  CHECK(p.a.hca->create_qp(init, &qpn) == EOPNOTSUPP);
+  init.type = QpType::UC;
+  CHECK(p.a.hca->create_qp(init, &qpn) == EOPNOTSUPP);
+  auto src = pattern(64, 1);
+  std::vector<uint8_t> dst(64, 0);
+  auto ks = p.reg(p.a, src), kd = p.reg(p.b, dst);
+  CHECK(p.a.hca->post_send(p.a.qpn, rdma_wr(WrOpcode::RdmaWriteWithImm, 1, src, ks.lkey, dst, kd.rkey)) == EINVAL);
+  CHECK(p.a.hca->post_send(p.a.qpn, rdma_wr(WrOpcode::SendWithImm, 1, src, ks.lkey, dst, 0)) == EINVAL);
+  // No receive posted at b: no RNR NAK on iWARP; the responder terminates the stream and
+  // both QPs end in ERR.
+  REQUIRE(p.a.hca->post_send(p.a.qpn, rdma_wr(WrOpcode::Send, 2, src, ks.lkey, dst, 0)) == 0);
+  REQUIRE(p.a.hca->post_send(p.a.qpn, rdma_wr(WrOpcode::Send, 3, src, ks.lkey, dst, 0)) == 0);
+  p.engine.run_until(ms(10));
+  QpAttr qa;
+  REQUIRE(p.b.hca->query_qp(p.b.qpn, &qa, nullptr) == 0);
+  CHECK(qa.qp_state == QpState::Err);
+  REQUIRE(p.a.hca->query_qp(p.a.qpn, &qa, nullptr) == 0);
+  CHECK(qa.qp_state == QpState::Err);
+  CHECK(p.b.hca->counters().rnr_naks_sent == 0);
+  CHECK(p.b.hca->counters().naks_sent == 1);  // the Terminate
+  // Each send completes once: success if TCP acknowledged it before the Terminate came,
+  // otherwise with the error or a flush. The second can never succeed after the first failed.
+  REQUIRE(p.a.wcs.size() == 2);
+  CHECK(p.a.wcs[1].wc.status != WcStatus::Success);
+}
+
+TEST_CASE("iwarp: a peer that never answers fails the WQE with RETRY_EXC_ERR after the RTO backoffs") {
+  Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
+  p.a.wire->drop = [](const net::Packet&) { return true; };
+  auto src = pattern(64, 1);
+  std::vector<uint8_t> dst(64, 0);
+  auto ks = p.reg(p.a, src), kd = p.reg(p.b, dst);
+  REQUIRE(p.a.hca->post_send(p.a.qpn, rdma_wr(WrOpcode::RdmaWrite, 1, src, ks.lkey, dst, kd.rkey)) == 0);
+  p.engine.run_until(ms(2000));
+  REQUIRE(p.a.wcs.size() == 1);
+  CHECK(p.a.wcs[0].wc.status == WcStatus::RetryExcErr);
+  // Default TcpConfig: initial RTO 1 ms doubling, max_retries 8: 1 + 2 + ... + 256 = 511 ms
+  // of backoff (9 expiries) before the connection gives up.
+  CHECK(p.a.wcs[0].at >= ms(511));
+  CHECK(p.a.wcs[0].at < ms(512));
+  CHECK(p.a.hca->counters().timeouts == 9);
+}
+
+}  // namespace rdmasim::nic::test
