@@ -68,6 +68,8 @@ uint64_t EgressPort::flush_class(uint8_t cls) {
 }
 
 EgressPort::~EgressPort() {
+  for (EventId id : watchdog_)
+    if (id) engine_.cancel(id);
   if (tx_done_) engine_.cancel(tx_done_);
   if (pause_wake_) engine_.cancel(pause_wake_);
 }
@@ -130,13 +132,44 @@ void EgressPort::pause_class(uint8_t cls, uint16_t quanta) {
   // One quantum = 512 bit times = 64 bytes at the port rate.
   const Time now = engine_.now();
   const bool was_paused = paused(cls);
+  const bool was_held = paused_until_[cls & 7] > now;  // pause state, ignored or not
   note_pause(cls & 7, quanta == 0 ? now : now + tx_time(config_.rate, 64ull * quanta));
+  if (config_.watchdog.detect > 0 && quanta != 0 && !was_held) {
+    const uint8_t c = cls & 7;
+    storm_since_[c] = now;
+    if (watchdog_[c]) engine_.cancel(watchdog_[c]);
+    watchdog_[c] = engine_.schedule_in(config_.watchdog.detect, [this, c] { watchdog_check(c); });
+  }
   if (pause_wake_) {
     engine_.cancel(pause_wake_);
     pause_wake_ = EventId{};
   }
   try_start();
   if (was_paused && !paused(cls) && drain_cb_) drain_cb_();
+}
+
+void EgressPort::watchdog_check(uint8_t c) {
+  watchdog_[c] = EventId{};
+  const Time now = engine_.now();
+  if (paused_until_[c] <= now) return;  // the pause ended (a later pause re-arms)
+  if (now - storm_since_[c] < config_.watchdog.detect) return;
+  if (ignore_pause_until_[c] > now) return;
+  if (!queues_[c].empty()) {
+    ++counters_.watchdog_storms;
+    const uint64_t n = flush_class(c);
+    counters_.watchdog_drops += n;
+    counters_.drops_per_class[c] += n;
+    ignore_pause_until_[c] = now + config_.watchdog.restore;
+    try_start();
+    if (drain_cb_) drain_cb_();
+    // After restoration, a pause still in force starts a new detection period.
+    storm_since_[c] = ignore_pause_until_[c];
+    watchdog_[c] = engine_.schedule_at(ignore_pause_until_[c] + config_.watchdog.detect,
+                                       [this, c] { watchdog_check(c); });
+    return;
+  }
+  // Paused but nothing waiting: check again later.
+  watchdog_[c] = engine_.schedule_in(config_.watchdog.detect, [this, c] { watchdog_check(c); });
 }
 
 void EgressPort::enable_credits(uint32_t receiver_buffer_bytes) {

@@ -28,6 +28,14 @@ struct EcnConfig {
 // Bytes a DWRR class may send per round per unit of weight.
 inline constexpr uint32_t kDwrrQuantumUnit = 1024;
 
+// PFC watchdog (storm detection): when a class has been paused continuously for `detect`
+// with packets waiting, its queued packets are dropped (counted as watchdog_drops) and
+// pauses of that class are ignored for `restore`; then they are honoured again. 0 = off.
+struct PfcWatchdogConfig {
+  Time detect = 0;
+  Time restore = 0;
+};
+
 struct EgressConfig {
   Rate rate = Rate::gbps(100);
   uint64_t class_limit_bytes = 1 << 20;   // per traffic class; beyond it enqueue() drops
@@ -36,6 +44,7 @@ struct EgressConfig {
   // the strict classes leave by deficit weighted round robin, w * kDwrrQuantumUnit bytes a round.
   std::array<uint32_t, 8> dwrr_weights{};
   Time queue_sample_interval = 0;         // QueueSeries sampling; 0 = no time series
+  PfcWatchdogConfig watchdog;
 };
 
 // Scheduling: PFC and IB credit frames first (link control is never paused), then the strict-priority
@@ -75,7 +84,9 @@ class EgressPort {
   void apply_pause(const Packet& pfc);
   void pause_class(uint8_t cls, uint16_t quanta);
 
-  bool paused(uint8_t cls) const { return paused_until_[cls & 7] > engine_.now(); }
+  bool paused(uint8_t cls) const {
+    return paused_until_[cls & 7] > engine_.now() && ignore_pause_until_[cls & 7] <= engine_.now();
+  }
   Time paused_until(uint8_t cls) const { return paused_until_[cls & 7]; }
   bool has_room(uint8_t cls) const {
     return queued_bytes_[cls & 7] < config_.class_limit_bytes;
@@ -155,6 +166,10 @@ class EgressPort {
   bool credits_enabled_ = false;
   std::array<uint32_t, kNumClasses> credit_limit_{};  // FCCL per VL, bytes mod 2^32
   std::array<uint32_t, kNumClasses> credit_sent_{};   // FCTBS per VL, bytes mod 2^32
+  void watchdog_check(uint8_t cls);
+  std::array<Time, kNumClasses> ignore_pause_until_{};
+  std::array<Time, kNumClasses> storm_since_{};     // start of the current continuous pause
+  std::array<EventId, kNumClasses> watchdog_{};
   std::array<Time, kNumClasses> pause_start_{};
   std::array<Time, kNumClasses> paused_total_{};
   QueueSeries series_;

@@ -209,8 +209,17 @@ void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
   if (j.contains("pfc")) {
     const std::string p = join(path, "pfc");
     const json& e = j["pfc"];
-    if (r.object(e, p, {"enabled", "xoff_kb", "xon_kb"})) {
+    if (r.object(e, p, {"enabled", "xoff_kb", "xon_kb", "watchdog"})) {
       net::PfcConfig& c = s.pfc;
+      if (e.contains("watchdog")) {
+        const std::string wp = join(p, "watchdog");
+        const json& w = e["watchdog"];
+        if (r.object(w, wp, {"detect_us", "restore_us"})) {
+          net::PfcWatchdogConfig& wd = s.egress.watchdog;
+          wd.detect = us(r.integer(w, "detect_us", wp, 100, 1, 1'000'000'000, "a storm detection time in us >= 1"));
+          wd.restore = us(r.integer(w, "restore_us", wp, 100, 0, 1'000'000'000, "a restoration time in us >= 0"));
+        }
+      }
       c.enabled = r.boolean(e, "enabled", p, true);
       c.xoff_bytes = 1024 * static_cast<uint64_t>(r.integer(
           e, "xoff_kb", p, static_cast<int64_t>(c.xoff_bytes / 1024), 0, 1 << 30, "a size in KiB >= 0"));

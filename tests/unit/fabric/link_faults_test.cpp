@@ -113,3 +113,11 @@ TEST_CASE("fabric: switch buffer and cut-through keys are read and validated") {
   cfg["switch"]["buffer"] = {{"total", 1}};
   CHECK_THROWS_WITH_AS(topo::Fabric::check(cfg), doctest::Contains("fabric.switch.buffer.total"), topo::ConfigError);
 }
+
+TEST_CASE("fabric: the PFC watchdog keys are read and validated") {
+  json cfg = {{"topology", {{"type", "star"}, {"hosts", 2}}},
+              {"switch", {{"pfc", {{"xoff_kb", 64}, {"watchdog", {{"detect_us", 200}, {"restore_us", 50}}}}}}}};
+  CHECK_NOTHROW(topo::Fabric::check(cfg));
+  cfg["switch"]["pfc"]["watchdog"]["detect_us"] = 0;
+  CHECK_THROWS_WITH_AS(topo::Fabric::check(cfg), doctest::Contains("fabric.switch.pfc.watchdog.detect_us: 0"), topo::ConfigError);
+}
