@@ -6,8 +6,8 @@
 
 namespace rdmasim::net {
 
-uint64_t ecmp_hash(const Packet& pkt) {
-  uint64_t x = (static_cast<uint64_t>(pkt.src) << 32) ^ pkt.dst;
+uint64_t ecmp_hash(const Packet& pkt, uint64_t seed) {
+  uint64_t x = ((static_cast<uint64_t>(pkt.src) << 32) ^ pkt.dst) ^ (seed * 0xd6e8feb86659fd93ull);
   x ^= (static_cast<uint64_t>(pkt.udp_src_port) << 48) ^ (static_cast<uint64_t>(pkt.flow_hash) << 16);
   // splitmix64 finalizer
   x += 0x9e3779b97f4a7c15ull;
@@ -82,7 +82,7 @@ void Switch::forward(PacketPtr pkt) {
     release(pkt->switch_ingress, pkt->priority & 7, pkt->wire_bytes);
     return;
   }
-  const int out = r->size() == 1 ? (*r)[0] : (*r)[ecmp_hash(*pkt) % r->size()];
+  const int out = r->size() == 1 ? (*r)[0] : (*r)[ecmp_hash(*pkt, config_.ecmp_seed) % r->size()];
   const int ingress = pkt->switch_ingress;
   const uint8_t cls = pkt->priority & 7;
   const uint32_t bytes = pkt->wire_bytes;

@@ -53,6 +53,10 @@ struct SwitchConfig {
   // credits upstream (an IbCredit packet with the new FCCL) as packets leave its buffer,
   // and credit-limit its own egress ports; see EgressPort::enable_credits.
   uint32_t ib_vl_buffer_bytes = 0;
+  // Mixed into the ECMP hash. Real switches seed their hash per device; with one seed
+  // for all, every tier of a fat tree makes the same choice and half the cores idle
+  // (hash polarization). sim/topo gives each switch its own.
+  uint64_t ecmp_seed = 0;
 };
 
 class Switch : public Node {
@@ -115,7 +119,7 @@ class Switch : public Node {
   uint64_t shared_used_ = 0;
 };
 
-// A flow hash for ECMP: mixes (src, dst, udp_src_port, flow_hash).
-uint64_t ecmp_hash(const Packet& pkt);
+// A flow hash for ECMP: mixes (src, dst, udp_src_port, flow_hash) and the switch's seed.
+uint64_t ecmp_hash(const Packet& pkt, uint64_t seed = 0);
 
 }  // namespace rdmasim::net

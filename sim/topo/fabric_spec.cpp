@@ -231,6 +231,7 @@ void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
   }
 }
 
+
 void read_link_params(ConfigReader& r, const json& j, const std::string& path, LinkSpec& l) {
   l.rate = Rate::gbps(r.number(j, "rate_gbps", path, l.rate.as_gbps(), 0, true, 1e6,
                                "a rate in Gb/s > 0"));
@@ -261,6 +262,51 @@ void read_link_params(ConfigReader& r, const json& j, const std::string& path, L
   }
 }
 
+// "link_overrides": {"<link name>": {link keys}}, applied over the link's own settings.
+void read_link_overrides(ConfigReader& r, const json& config, const std::string& root,
+                         const std::map<std::string, size_t>& names, std::vector<LinkSpec>& links) {
+  if (!config.contains("link_overrides")) return;
+  const std::string op = join(root, "link_overrides");
+  if (!config["link_overrides"].is_object()) {
+    r.error(op, config["link_overrides"], "is not an object", "{\"<link name>\": {\"rate_gbps\": ...}}");
+    return;
+  }
+  for (auto it = config["link_overrides"].begin(); it != config["link_overrides"].end(); ++it) {
+    const std::string p = join(op, it.key());
+    auto n = names.find(it.key());
+    if (n == names.end()) {
+      r.error(p, "names no link; expected the name of a link (\"<a>-<b>\" unless given)");
+      continue;
+    }
+    if (r.object(it.value(), p, {RDMASIM_LINK_KEYS})) read_link_params(r, it.value(), p, links[n->second]);
+  }
+}
+
+Routing read_routing(ConfigReader& r, const json& config, const std::string& root,
+                     net::LinkLayer ll) {
+  const std::string def = ll == net::LinkLayer::InfiniBand ? "up_down" : "min_hop";
+  const std::string s = r.string(config, "routing", root, def, "\"min_hop\" or \"up_down\"");
+  if (s == "up_down") return Routing::UpDown;
+  if (s != "min_hop")
+    r.error(join(root, "routing"), json(s), "is not a routing algorithm", "\"min_hop\" or \"up_down\"");
+  return Routing::MinHop;
+}
+
+// "fat_tree k=4", "leaf_spine 4x2", ... for the summary; "" for explicit nodes and links.
+std::string describe_topology(const json& config) {
+  if (!config.contains("topology") || !config["topology"].is_object()) return "";
+  const json& t = config["topology"];
+  const std::string type = t.value("type", std::string());
+  auto get = [&](const char* k, int64_t def) {
+    return std::to_string(t.contains(k) && t[k].is_number_integer() ? t[k].get<int64_t>() : def);
+  };
+  if (type == "fat_tree") return "fat_tree k=" + get("k", 4);
+  if (type == "leaf_spine")
+    return "leaf_spine " + get("leaves", 2) + " leaves x " + get("spines", 2) + " spines";
+  if (type == "dumbbell") return "dumbbell " + get("hosts_per_side", 2) + "+" + get("hosts_per_side", 2);
+  return type;
+}
+
 bool parse_ipv4(const std::string& s, uint32_t* out) {
   in_addr a{};
   if (inet_pton(AF_INET, s.c_str(), &a) != 1) return false;
@@ -286,10 +332,12 @@ FabricSpec parse_fabric(const json& config_in) {
   const std::string root = "fabric";
   FabricSpec spec;
   if (!r.object(config_in, root, {"name", "link_layer", "mtu", "seed", "nic", "switch", "link",
-                                  "hosts", "switches", "links", "topology", "trace"}))
+                                  "hosts", "switches", "links", "topology", "trace",
+                                  "link_overrides", "routing"}))
     throw ConfigError(r.errors());
   const size_t errors_before = r.errors().size();
   const json config = config_in.contains("topology") ? expand_topology(r, config_in) : config_in;
+  spec.topology = describe_topology(config_in);
   if (r.errors().size() != errors_before) throw ConfigError(r.errors());
 
   spec.name = r.string(config, "name", root, "fabric", "a fabric name");
@@ -416,6 +464,7 @@ FabricSpec parse_fabric(const json& config_in) {
         read_switch_params(r, j, p, sc);
         if (host_names.count(sc.name) || ends.count(sc.name))
           r.error(join(p, "name"), json(sc.name), "is already a host or switch name", "a unique name");
+        sc.ecmp_seed = spec.switches.size() + 1;  // a distinct ECMP hash per switch
         ends[sc.name] = LinkEnd{true, spec.switches.size()};
         spec.switches.push_back(std::move(sc));
       }
@@ -424,6 +473,7 @@ FabricSpec parse_fabric(const json& config_in) {
 
   // Links.
   spec.nic_link.assign(spec.nics.size(), -1);
+  std::map<std::string, size_t> link_names;
   const std::string lp = join(root, "links");
   if (!config.contains("links") || !config["links"].is_array()) {
     r.error(lp, config.value("links", json()), "is not an array", "a list of links {\"a\", \"b\"}");
@@ -431,9 +481,14 @@ FabricSpec parse_fabric(const json& config_in) {
     for (size_t l = 0; l < config["links"].size(); ++l) {
       const json& j = config["links"][l];
       const std::string p = index(lp, l);
-      if (!r.object(j, p, {"a", "b", RDMASIM_LINK_KEYS})) continue;
+      if (!r.object(j, p, {"name", "a", "b", RDMASIM_LINK_KEYS})) continue;
       LinkSpec ls = link_defaults;
       read_link_params(r, j, p, ls);
+      ls.name = r.string(j, "name", p, j.value("a", std::string()) + "-" + j.value("b", std::string()),
+                         "a link name");
+      if (!link_names.emplace(ls.name, l).second)
+        r.error(join(p, "name"), json(ls.name), "is already the name of " + index(lp, link_names[ls.name]),
+                "a unique link name (give parallel links a \"name\")");
       bool ok = true;
       for (const char* side : {"a", "b"}) {
         const std::string name = r.string(j, side, p, std::nullopt, "\"host/device\", \"host\" or a switch name");
@@ -461,6 +516,8 @@ FabricSpec parse_fabric(const json& config_in) {
       if (!ok) spec.links.back().a = spec.links.back().b;  // placeholder; the config is rejected
     }
   }
+  read_link_overrides(r, config, root, link_names, spec.links);
+  spec.routing = read_routing(r, config, root, spec.link_layer);
   for (size_t i = 0; i < spec.nics.size(); ++i) {
     if (spec.nic_link[i] < 0)
       r.error(hosts_path, "NIC " + spec.nics[i].nic.host + "/" + spec.nics[i].nic.device +
@@ -492,6 +549,24 @@ FabricSpec parse_fabric(const json& config_in) {
   if (spec.link_layer != net::LinkLayer::InfiniBand)
     for (net::SwitchConfig& sc : spec.switches) sc.ib_vl_buffer_bytes = 0;
 
+  // Oversubscription of the first access switch: host-facing over uplink bandwidth.
+  const char* access = spec.topology.rfind("leaf_spine", 0) == 0 ? "leaf1"
+                       : spec.topology.rfind("fat_tree", 0) == 0 ? "edge1_1" : nullptr;
+  for (size_t sw = 0; access && sw < spec.switches.size(); ++sw) {
+    if (spec.switches[sw].name != access) continue;
+    double down = 0, up = 0;
+    for (const LinkSpec& l : spec.links) {
+      const bool a_me = l.a.is_switch && l.a.index == sw, b_me = l.b.is_switch && l.b.index == sw;
+      if (!a_me && !b_me) continue;
+      ((a_me ? l.b : l.a).is_switch ? up : down) += l.rate.as_gbps();
+    }
+    if (up > 0) {
+      char buf[64];
+      snprintf(buf, sizeof buf, ", oversubscription %g:1", down / up);
+      spec.topology += buf;
+    }
+  }
+
   const RouteTable rt = compute_routes(spec);
   for (size_t a = 0; a < spec.nics.size(); ++a)
     for (size_t b = 0; b < spec.nics.size(); ++b)
@@ -522,7 +597,9 @@ std::string summarize(const FabricSpec& spec) {
   return plural(spec.num_hosts, "host", "hosts") + ", " +
          plural(spec.switches.size(), "switch", "switches") + ", " +
          plural(spec.links.size(), "link", "links") + ", " + link_layer_name(spec.link_layer) + " " +
-         rate + " Gb/s, MTU " + std::to_string(spec.mtu);
+         rate + " Gb/s, MTU " + std::to_string(spec.mtu) +
+         (spec.topology.empty() ? "" : ", " + spec.topology) +
+         (spec.routing == Routing::UpDown ? ", up-down routing" : "");
 }
 
 }  // namespace rdmasim::topo

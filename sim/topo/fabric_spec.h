@@ -20,6 +20,7 @@ struct LinkEnd {
 };
 
 struct LinkSpec {
+  std::string name;               // "<a>-<b>" unless the config names it
   LinkEnd a, b;
   Rate rate = Rate::gbps(100);
   Time latency = ns(400);
@@ -36,8 +37,14 @@ struct NicSpec {
   uint32_t ib_vl_buffer_bytes = 128 * 1024; // IB: receive buffer per VL (credit limit)
 };
 
+// Switch forwarding tables: every shortest path, or shortest up*/down* paths (deadlock-free
+// on lossless fabrics; the default on InfiniBand).
+enum class Routing { MinHop, UpDown };
+
 struct FabricSpec {
   std::string name;
+  std::string topology;                      // "fat_tree k=4", ...; "" when explicit
+  Routing routing = Routing::MinHop;
   net::LinkLayer link_layer = net::LinkLayer::RoCEv2;
   uint32_t mtu = 4096;
   uint64_t seed = 1;

@@ -1,4 +1,4 @@
-// Min-hop routing: each switch's ports towards each NIC, all equal-cost next hops kept.
+// Switch forwarding tables: for each switch and destination NIC, the links to forward on.
 #pragma once
 
 #include <cstddef>
@@ -8,12 +8,25 @@
 
 namespace rdmasim::topo {
 
-// ports[s][n]: the link indices leaving switch s on a shortest path to NIC n (empty when
-// unreachable). NICs never forward, so paths go through switches only.
+// links[s][n]: the link indices leaving switch s towards NIC n (empty when unreachable),
+// every equal-cost next hop kept for ECMP. NICs never forward, so paths go through
+// switches only.
+//
+// Routing::MinHop: every shortest path.
+// Routing::UpDown (Autonet's up*/down*): switches are ranked by BFS distance from the
+//   "top" switches (those farthest from any NIC: spines, fat-tree cores); ties are broken by
+//   switch index, so (rank, index) totally orders switches. A hop to a smaller key is "up",
+//   to a NIC or a larger key "down". Every route is zero or more up hops then zero or more
+//   down hops, so the channel dependency graph has no cycle (no credit/PFC deadlock). A
+//   switch that can reach the NIC going only down forwards on its shortest down paths;
+//   otherwise on the up links that start a shortest up*/down* path. On trees (star,
+//   dumbbell, leaf-spine, fat-tree) these are exactly the min-hop routes.
 struct RouteTable {
   std::vector<std::vector<std::vector<size_t>>> links;
   // reachable[a][b]: NIC b can be reached from NIC a.
   std::vector<std::vector<bool>> reachable;
+  // UpDown only: each switch's rank (0 = top).
+  std::vector<size_t> rank;
 };
 
 RouteTable compute_routes(const FabricSpec& spec);

@@ -50,7 +50,7 @@ TEST_CASE("config: check() summarizes the default and the IB config") {
   CHECK(topo::Fabric::check(topo::default_fabric_config()) ==
         "2 hosts, 1 switch, 2 links, RoCEv2 100 Gb/s, MTU 4096");
   CHECK(topo::Fabric::check(load("ib.json")) ==
-        "2 hosts, 1 switch, 2 links, InfiniBand 100 Gb/s, MTU 4096");
+        "2 hosts, 1 switch, 2 links, InfiniBand 100 Gb/s, MTU 4096, up-down routing");
 }
 
 TEST_CASE("config: a negative rate names the path, the value and what was expected") {
@@ -101,15 +101,16 @@ TEST_CASE("config: an unreachable NIC is an error") {
 
 TEST_CASE("config: the star generator expands to N hosts on one switch") {
   json c = {{"topology", {{"type", "star"}, {"hosts", 4}}}};
-  CHECK(topo::Fabric::check(c) == "4 hosts, 1 switch, 4 links, RoCEv2 100 Gb/s, MTU 4096");
+  CHECK(topo::Fabric::check(c) == "4 hosts, 1 switch, 4 links, RoCEv2 100 Gb/s, MTU 4096, star");
   json b = {{"topology", {{"type", "back_to_back"}}}, {"link", {{"rate_gbps", 25}}}};
-  CHECK(topo::Fabric::check(b) == "2 hosts, 0 switches, 1 link, RoCEv2 25 Gb/s, MTU 4096");
+  CHECK(topo::Fabric::check(b) == "2 hosts, 0 switches, 1 link, RoCEv2 25 Gb/s, MTU 4096, back_to_back");
   json bad = {{"topology", {{"type", "ring"}}}};
   CHECK(first_error(bad) ==
-        "fabric.topology.type: \"ring\" is not a known topology; expected \"star\", \"back_to_back\" or \"leaf_spine\"");
+        "fabric.topology.type: \"ring\" is not a known topology; expected \"star\", \"back_to_back\", \"dumbbell\", \"leaf_spine\" or \"fat_tree\"");
   json ls = {{"topology", {{"type", "leaf_spine"}, {"leaves", 3}, {"spines", 2}, {"hosts_per_leaf", 4}}}};
-  // 3 * 4 host links + 3 * 2 leaf-spine links
-  CHECK(topo::Fabric::check(ls) == "12 hosts, 5 switches, 18 links, RoCEv2 100 Gb/s, MTU 4096");
+  // 3 * 4 host links + 3 * 2 leaf-spine links; a leaf has 4 x 100 Gb/s down, 2 x 100 up
+  CHECK(topo::Fabric::check(ls) == "12 hosts, 5 switches, 18 links, RoCEv2 100 Gb/s, MTU 4096, "
+                                   "leaf_spine 3 leaves x 2 spines, oversubscription 2:1");
 }
 
 TEST_CASE("config: dwrr_weights needs 8 weights 0..1000") {

@@ -1,0 +1,203 @@
+// Routing: up*/down* is deadlock-free (acyclic channel dependencies), min-hop on trees,
+// and ECMP spreads flows over a fat tree's equal-cost uplinks as a hash should.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/net/packet.h"
+#include "sim/topo/fabric.h"
+#include "sim/topo/fabric_spec.h"
+#include "sim/topo/routing.h"
+
+using namespace rdmasim;
+using nlohmann::json;
+
+namespace {
+
+// A channel is one direction of one link: (link index, sending end is link.a).
+using Channel = std::pair<size_t, bool>;
+
+bool is_end(const topo::LinkEnd& e, bool sw, size_t i) { return e.is_switch == sw && e.index == i; }
+
+// The channel dependency graph of every route between every NIC pair, over all ECMP
+// choices (Dally & Seitz: routing is deadlock-free when this graph is acyclic). Also calls
+// `on_path` with the switch sequence of every route.
+std::map<Channel, std::set<Channel>> dependencies(
+    const topo::FabricSpec& spec, const topo::RouteTable& rt,
+    const std::function<void(const std::vector<size_t>&)>& on_path = {}) {
+  std::map<Channel, std::set<Channel>> g;
+  for (size_t src = 0; src < spec.nics.size(); ++src) {
+    for (size_t dst = 0; dst < spec.nics.size(); ++dst) {
+      if (src == dst) continue;
+      const size_t l0 = static_cast<size_t>(spec.nic_link[src]);
+      const topo::LinkSpec& first = spec.links[l0];
+      std::vector<size_t> path;
+      // Walk every ECMP branch from the switch reached over channel `in`.
+      std::function<void(Channel)> walk = [&](Channel in) {
+        const topo::LinkSpec& l = spec.links[in.first];
+        const topo::LinkEnd to = in.second ? l.b : l.a;
+        if (!to.is_switch) {
+          REQUIRE(to.index == dst);
+          if (on_path) on_path(path);
+          return;
+        }
+        REQUIRE(path.size() < 64);  // no forwarding loop
+        path.push_back(to.index);
+        const auto& next = rt.links[to.index][dst];
+        REQUIRE(!next.empty());
+        for (size_t nl : next) {
+          const Channel out{nl, is_end(spec.links[nl].a, true, to.index)};
+          g[in].insert(out);
+          walk(out);
+        }
+        path.pop_back();
+      };
+      walk({l0, is_end(first.a, false, src)});
+    }
+  }
+  return g;
+}
+
+bool has_cycle(const std::map<Channel, std::set<Channel>>& g) {
+  std::map<Channel, int> state;  // 0 new, 1 on stack, 2 done
+  std::function<bool(Channel)> dfs = [&](Channel c) {
+    state[c] = 1;
+    auto it = g.find(c);
+    if (it != g.end())
+      for (const Channel& d : it->second) {
+        if (state[d] == 1) return true;
+        if (state[d] == 0 && dfs(d)) return true;
+      }
+    state[c] = 2;
+    return false;
+  };
+  for (const auto& [c, _] : g)
+    if (state[c] == 0 && dfs(c)) return true;
+  return false;
+}
+
+// Four switches in a ring, one host on each: min-hop routes around the ring both ways.
+json ring(const char* routing) {
+  json c = {{"routing", routing}, {"link_layer", "ib"}};
+  for (int i = 0; i < 4; ++i) {
+    const std::string h = "h" + std::to_string(i), s = "s" + std::to_string(i);
+    c["hosts"].push_back({{"name", h}, {"ip", "127.0.1." + std::to_string(i + 1)}});
+    c["switches"].push_back({{"name", s}});
+    c["links"].push_back({{"a", h}, {"b", s}});
+  }
+  for (int i = 0; i < 4; ++i)
+    c["links"].push_back({{"a", "s" + std::to_string(i)}, {"b", "s" + std::to_string((i + 1) % 4)}});
+  return c;
+}
+
+struct Sink : net::Node {
+  size_t n = 0;
+  void receive(net::PacketPtr, int) override { ++n; }
+};
+
+}  // namespace
+
+TEST_CASE("routing: min-hop on a switch ring has a channel-dependency cycle; up-down has none") {
+  // The checker can fail: on the ring, h0->h2 goes s0-s1-s2 and s0-s3-s2, and the four
+  // two-hop routes chain around the ring into a cycle.
+  const topo::FabricSpec mh = topo::parse_fabric(ring("min_hop"));
+  CHECK(has_cycle(dependencies(mh, topo::compute_routes(mh))));
+  const topo::FabricSpec ud = topo::parse_fabric(ring("up_down"));
+  CHECK(!has_cycle(dependencies(ud, topo::compute_routes(ud))));
+}
+
+TEST_CASE("routing: InfiniBand fat tree uses up-down; every route goes up then down, acyclic, min-hop") {
+  const topo::FabricSpec spec =
+      topo::parse_fabric(json{{"link_layer", "ib"}, {"topology", {{"type", "fat_tree"}, {"k", 4}}}});
+  REQUIRE(spec.routing == topo::Routing::UpDown);
+  const topo::RouteTable rt = topo::compute_routes(spec);
+  // cores are the top (rank 0), aggregation 1, edge 2
+  for (size_t s = 0; s < spec.switches.size(); ++s) {
+    const std::string& name = spec.switches[s].name;
+    CHECK(rt.rank[s] == (name.rfind("core", 0) == 0 ? 0u : name.rfind("agg", 0) == 0 ? 1u : 2u));
+  }
+  size_t paths = 0;
+  std::map<size_t, size_t> by_length;
+  const auto g = dependencies(spec, rt, [&](const std::vector<size_t>& path) {
+    ++paths;
+    ++by_length[path.size()];
+    // ranks fall (up) and then rise (down), never fall again after rising
+    bool down = false;
+    for (size_t i = 1; i < path.size(); ++i) {
+      const bool up = rt.rank[path[i]] < rt.rank[path[i - 1]];
+      if (!up) down = true;
+      CHECK(!(down && up));
+    }
+  });
+  CHECK(!has_cycle(g));
+  // Min-hop switch counts in a k=4 fat tree, per source host (15 destinations):
+  // 1 same-edge host, 1 switch; 2 same-pod hosts via 2 aggs, 3 switches; 12 other-pod
+  // hosts via 2 aggs x 2 cores = 4 paths of 5 switches.
+  CHECK(by_length[1] == 16 * 1);
+  CHECK(by_length[3] == 16 * 2 * 2);
+  CHECK(by_length[5] == 16 * 12 * 4);
+  CHECK(paths == 16 * (1 + 4 + 48));
+  // On a tree the up-down tables are the min-hop tables.
+  topo::FabricSpec mh = spec;
+  mh.routing = topo::Routing::MinHop;
+  CHECK(topo::compute_routes(mh).links == rt.links);
+}
+
+TEST_CASE("routing: up-down reaches every NIC pair on the shipped InfiniBand topologies") {
+  for (const char* type : {"star", "dumbbell", "leaf_spine", "fat_tree"}) {
+    CAPTURE(type);
+    const topo::FabricSpec spec =
+        topo::parse_fabric(json{{"link_layer", "ib"}, {"topology", {{"type", type}}}});
+    const topo::RouteTable rt = topo::compute_routes(spec);
+    CHECK(!has_cycle(dependencies(spec, rt)));
+  }
+}
+
+TEST_CASE("ecmp: 1000 RoCEv2 flows spread over a fat tree's uplinks as a multinomial predicts") {
+  Engine e;
+  auto f = topo::Fabric::build(e, json{{"topology", {{"type", "fat_tree"}, {"k", 4}}}});
+  REQUIRE(f->nics().size() == 16);
+  Sink dst;
+  f->attach_nic(15, &dst);  // host16, in pod 4: every path crosses a core
+  constexpr int kFlows = 1000;
+  for (int i = 0; i < kFlows; ++i) {
+    auto p = std::make_unique<net::Packet>();
+    p->src = f->nics()[0].address;
+    p->dst = f->nics()[15].address;
+    p->udp_src_port = static_cast<uint16_t>(49152 + i);  // one flow per source port
+    p->wire_bytes = 100;
+    f->nic_port(0).send(std::move(p));
+  }
+  e.run();
+  REQUIRE(dst.n == kFlows);
+  const json c = f->counters();
+  // A hash spreading n flows uniformly over m links gives multinomial counts: each link
+  // ~ Binomial(n, 1/m), mean n/m, sigma = sqrt(n * (1/m) * (1 - 1/m)). Accept 4 sigma
+  // (two-sided p ~ 6e-5 per link).
+  auto within = [](double count, double n, double m) {
+    const double sigma = std::sqrt(n * (1 / m) * (1 - 1 / m));
+    return std::abs(count - n / m) <= 4 * sigma;
+  };
+  // edge1_1's ports: 0, 1 = host1, host2; 2, 3 = agg1_1, agg1_2 (link order)
+  const double up1 = c["edge1_1/2"]["tx_packets"], up2 = c["edge1_1/3"]["tx_packets"];
+  CHECK(up1 + up2 == kFlows);
+  CHECK(within(up1, kFlows, 2));  // 500 +- 63
+  CHECK(within(up2, kFlows, 2));
+  // Each core's port 3 leads to pod 4. Two independent hash choices (edge, then agg) pick
+  // one of 4 cores uniformly: 250 +- 55 each. Switches seed their hash differently, or
+  // the agg would repeat the edge's choice and cores 2 and 3 would get nothing.
+  double total = 0;
+  for (int core = 1; core <= 4; ++core) {
+    const double n = c["core" + std::to_string(core) + "/3"]["tx_packets"];
+    CAPTURE(core);
+    CHECK(within(n, kFlows, 4));
+    total += n;
+  }
+  CHECK(total == kFlows);
+}
