@@ -509,10 +509,11 @@ void Daemon::deliver(uint32_t client, uint32_t cq_handle, const nic::Completion&
   cq.prod++;
   cq.ring.header()->producer.store(cq.prod, std::memory_order_release);
   stats_.cqes_written++;
-  // Arm: 1 = any completion, 2 = solicited only (receives and errors: the model does not
-  // tell the solicited bit apart).
+  // Arm: 1 = any completion, 2 = solicited only: ibv_req_notify_cq(3) — the next
+  // solicited receive completion or any completion with an error (IBTA 11.4.2.2).
   uint32_t armed = cq.ctl->armed.load(std::memory_order_acquire);
-  const bool fire = armed == 1 || (armed == 2 && (!comp.is_send || comp.status != nic::WcStatus::Success));
+  const bool fire = armed == 1 || (armed == 2 && ((!comp.is_send && comp.solicited) ||
+                                                  comp.status != nic::WcStatus::Success));
   if (fire && cq.ctl->armed.compare_exchange_strong(armed, 0, std::memory_order_acq_rel) && cq.channel) {
     auto ch = c.channels.find(cq.channel);
     if (ch == c.channels.end()) return;

@@ -62,6 +62,7 @@ void Hca::Impl::recv_complete(Qp& qp, const RecvWr& wr, uint32_t srqn, WcStatus 
   c.src_qp = src_qp;
   c.wqe_index = wr.wqe_index;
   c.srqn = srqn;
+  c.solicited = rx_pkt && rx_pkt->bth.solicited;
   if (rx_pkt && rx_pkt->link_layer == net::LinkLayer::InfiniBand) {
     c.slid = static_cast<uint16_t>(rx_pkt->src);
     c.sl = rx_pkt->priority;  // the SL (see priority_of)

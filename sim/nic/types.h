@@ -205,6 +205,7 @@ struct Completion {
   uint8_t sl = 0;
   uint8_t dlid_path_bits = 0;
   bool is_send = false;               // completion of a send-queue WQE
+  bool solicited = false;             // receive of a message whose last packet had BTH.SE set
   uint32_t wqe_index = 0;             // SendWr/RecvWr::wqe_index of the completed WQE
   uint32_t srqn = 0;                  // receive taken from this SRQ (0: from the QP's RQ)
 };

@@ -308,3 +308,29 @@ TEST_CASE("rc: a 64 KiB WRITE lands with one DMA write, also when a middle packe
   // consecutive addresses, so the responder copies them with a single write at the end.
   CHECK(counting.writes == 1);
 }
+
+TEST_CASE("rc: a SEND with IBV_SEND_SOLICITED marks its receive completion solicited") {
+  // ibv_post_send(3): IBV_SEND_SOLICITED sets the solicited event indicator (BTH.SE, IBTA
+  // 9.2) on the message's last packet; the receiver's CQ, armed with
+  // ibv_req_notify_cq(cq, 1), raises an event for such a completion only.
+  Pair p;
+  auto src = pattern(9000, 4);  // 3 packets at MTU 4096: SE is on the last one
+  std::vector<uint8_t> dst(9000, 0);
+  auto ks = p.reg(p.a, src);
+  auto kd = p.reg(p.b, dst);
+  RecvWr rr;
+  rr.sgl = {sge_of(dst, kd.lkey)};
+  REQUIRE(p.b.hca->post_recv(p.b.qpn, rr) == 0);
+  REQUIRE(p.b.hca->post_recv(p.b.qpn, rr) == 0);
+  SendWr wr;
+  wr.opcode = WrOpcode::Send;
+  wr.sgl = {sge_of(src, ks.lkey)};
+  REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
+  wr.send_flags = kSendSolicited;
+  REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
+  p.engine.run();
+  REQUIRE(p.b.wcs.size() == 2);
+  CHECK_FALSE(p.b.wcs[0].wc.solicited);
+  CHECK(p.b.wcs[1].wc.solicited);
+  CHECK(dst == src);
+}
