@@ -10,7 +10,7 @@ namespace rdmasim::trace {
 
 void PortCapture::on_transmit(const net::Packet& pkt, Time now) {
   frame_.clear();
-  if (!encode(pkt, frame_)) {
+  if (!encode_record(pkt, now, frame_)) {
     ++not_captured_;
     return;
   }

@@ -13,6 +13,9 @@ namespace rdmasim::trace {
 // Link types of the pcap header (tcpdump.org/linktypes.html).
 inline constexpr uint32_t kLinktypeEthernet = 1;
 inline constexpr uint32_t kLinktypeInfiniband = 247;
+// Endace ERF records; used for InfiniBand because Wireshark 4.0 (Debian 12) does not read
+// link type 247, while it dissects ERF records of type InfiniBand (21) and InfiniBand link (25).
+inline constexpr uint32_t kLinktypeErf = 197;
 // Magic of the nanosecond-resolution variant of the classic format, written in host order
 // (readers detect the byte order from it).
 inline constexpr uint32_t kPcapMagicNanos = 0xa1b23c4d;
