@@ -1,46 +1,18 @@
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/topo/fabric.h"
+#include "tests/unit/topo/helpers.h"
 
 using namespace rdmasim;
 using nlohmann::json;
 
-namespace {
-
-json load(const std::string& name) {
-  std::ifstream in(std::string(RDMASIM_SOURCE_DIR) + "/configs/" + name);
-  REQUIRE(in.good());
-  return json::parse(in);
-}
-
-// The first error of checking `config`, or "" when it is valid.
-std::string first_error(const json& config) {
-  try {
-    topo::Fabric::check(config);
-  } catch (const topo::ConfigError& e) {
-    REQUIRE(!e.errors().empty());
-    return e.errors().front();
-  }
-  return "";
-}
-
-bool has_error(const json& config, const std::string& text) {
-  try {
-    topo::Fabric::check(config);
-  } catch (const topo::ConfigError& e) {
-    for (const std::string& s : e.errors())
-      if (s.find(text) != std::string::npos) return true;
-    FAIL("no error contains \"" << text << "\"; got: " << std::string(e.what()));
-  }
-  return false;
-}
-
-}  // namespace
+using topo_test::first_error;
+using topo_test::has_error;
+using topo_test::load;
 
 TEST_CASE("config: configs/default.json is the embedded default") {
   CHECK(load("default.json") == topo::default_fabric_config());

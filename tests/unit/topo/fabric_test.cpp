@@ -1,22 +1,17 @@
 #include <doctest/doctest.h>
 
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/net/headers.h"
 #include "sim/topo/fabric.h"
+#include "tests/unit/topo/helpers.h"
 
 using namespace rdmasim;
 using nlohmann::json;
+using topo_test::load;
 
 namespace {
-
-json load(const std::string& name) {
-  std::ifstream in(std::string(RDMASIM_SOURCE_DIR) + "/configs/" + name);
-  REQUIRE(in.good());
-  return json::parse(in);
-}
 
 class Sink : public net::Node {
  public:

@@ -1,34 +1,20 @@
 // Topology generators, shipped configs, link overrides and config errors per generator.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/topo/fabric.h"
 #include "sim/topo/fabric_spec.h"
+#include "tests/unit/topo/helpers.h"
 
 using namespace rdmasim;
 using nlohmann::json;
+using topo_test::errors;
+using topo_test::load;
 
 namespace {
-
-json load(const std::string& name) {
-  std::ifstream in(std::string(RDMASIM_SOURCE_DIR) + "/configs/" + name);
-  REQUIRE(in.good());
-  return json::parse(in);
-}
-
-// All errors of checking `config`, one per line ("" when valid).
-std::string errors(const json& config) {
-  try {
-    topo::Fabric::check(config);
-  } catch (const topo::ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 json topo_of(json t) { return json{{"topology", std::move(t)}}; }
 
