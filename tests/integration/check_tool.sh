@@ -5,17 +5,15 @@
 # Exits 0 when COMMAND exits 0 and every extended regular expression PATTERN matches a
 # line of its output.
 set -u
+. "$(dirname "$0")/lib.sh"
 rdmasim=$1; config=$2; host=$3; shift 3
 [ "$1" = "--" ] && shift
 cmd=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do cmd+=("$1"); shift; done
 shift
 dir=$(mktemp -d /tmp/rdmasim-test.XXXXXX)
-export RDMASIM_SOCKET=$dir/fabric.sock
 cfg=(); [ "$config" != default ] && cfg=("$config")
-"$rdmasim" fabric --socket "$RDMASIM_SOCKET" "${cfg[@]}" >"$dir/daemon.log" 2>&1 &
-dpid=$!
-trap 'kill $dpid 2>/dev/null; wait $dpid 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 100); do [ -S "$RDMASIM_SOCKET" ] && break; sleep 0.05; done
+trap 'stop_daemon; rm -rf "$dir"' EXIT
+start_daemon "$rdmasim" "$dir" "${cfg[@]}" || exit 1
 timeout 60 "$rdmasim" exec --host "$host" -- "${cmd[@]}" >"$dir/out.log" 2>&1
 rc=$?
 cat "$dir/out.log"

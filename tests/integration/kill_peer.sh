@@ -11,25 +11,13 @@
 # (perftest: retry_cnt 7, timeout 14 = 4.096 us * 2^14 = 67 ms, IBTA 9.7.6.1.3), then
 # completes with IBV_WC_RETRY_EXC_ERR (12) after about 8 * 67 ms = 0.54 s simulated.
 set -u
+. "$(dirname "$0")/lib.sh"
 rdmasim=$1; port=$2
 dir=$(mktemp -d /tmp/rdmasim-kill.XXXXXX)
-export RDMASIM_SOCKET=$dir/fabric.sock
-"$rdmasim" fabric --socket "$RDMASIM_SOCKET" >"$dir/daemon.log" 2>&1 &
-dpid=$!
-cleanup() { kill "$dpid" 2>/dev/null; wait "$dpid" 2>/dev/null; rm -rf "$dir"; }
-trap cleanup EXIT
+trap 'stop_daemon; rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; for f in "$dir"/*.log; do echo "== $f"; tail -30 "$f"; done; exit 1; }
-for _ in $(seq 100); do [ -S "$RDMASIM_SOCKET" ] && break; sleep 0.05; done
-[ -S "$RDMASIM_SOCKET" ] || fail "daemon did not start"
-
-wait_listen() {  # wait_listen PORT PID
-  for _ in $(seq 200); do
-    ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
-    kill -0 "$2" 2>/dev/null || return 1
-    sleep 0.05
-  done
-  return 1
-}
+start_daemon "$rdmasim" "$dir" || fail "daemon did not start"
+dpid=$DAEMON_PID
 args=(ib_write_bw -F -d mlx5_0 -x 0 -b -s 65536 -n 100000000)
 timeout 60 "$rdmasim" exec --host server -- "${args[@]}" -p "$port" >"$dir/server.log" 2>&1 &
 spid=$!

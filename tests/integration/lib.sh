@@ -1,0 +1,46 @@
+# Shell helpers for the integration tests; source it:  . "$(dirname "$0")/lib.sh"
+#
+# start_daemon RDMASIM DIR [FABRIC ARGS...]
+#   Starts a private fabric daemon with its socket in DIR (RDMASIM_SOCKET is exported) and
+#   its log in DIR/daemon.log; DAEMON_PID is its pid. Returns 1 (after printing the log)
+#   when the socket does not appear within 5 s.
+# stop_daemon
+#   Stops it (SIGTERM) and reaps it.
+# wait_listen PORT PID
+#   Waits up to 10 s until something listens on TCP PORT (a verbs tool's out-of-band
+#   port). A probe connection would be taken as the tool's peer, so this reads the socket
+#   table instead. Returns 1 early when PID exits.
+
+start_daemon() {
+  local rdmasim=$1 dir=$2
+  shift 2
+  export RDMASIM_SOCKET=$dir/fabric.sock
+  "$rdmasim" fabric --socket "$RDMASIM_SOCKET" "$@" >"$dir/daemon.log" 2>&1 &
+  DAEMON_PID=$!
+  local _
+  for _ in $(seq 100); do
+    [ -S "$RDMASIM_SOCKET" ] && return 0
+    kill -0 "$DAEMON_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "daemon did not start"
+  cat "$dir/daemon.log"
+  return 1
+}
+
+stop_daemon() {
+  [ -n "${DAEMON_PID:-}" ] || return 0
+  kill "$DAEMON_PID" 2>/dev/null
+  wait "$DAEMON_PID" 2>/dev/null
+  DAEMON_PID=
+}
+
+wait_listen() {
+  local _
+  for _ in $(seq 200); do
+    ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
+    kill -0 "$2" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
