@@ -10,7 +10,7 @@ EgressPort::EgressPort(Engine& engine, EgressConfig config)
 }
 
 void EgressPort::sample() {
-  if (series_.interval <= 0) return;
+  if (series_.interval <= 0 || series_.samples.size() >= series_.max_samples) return;
   const Time now = engine_.now();
   while (next_sample_ <= now && series_.samples.size() < series_.max_samples) {
     std::array<uint32_t, 8> d{};
@@ -18,7 +18,14 @@ void EgressPort::sample() {
     series_.samples.push_back(d);
     next_sample_ += series_.interval;
   }
-  if (series_.samples.size() >= series_.max_samples) series_.interval = 0;  // full
+}
+
+void EgressPort::set_queue_sampling(Time interval, size_t max_samples) {
+  series_ = QueueSeries{};
+  series_.interval = std::max<Time>(0, interval);
+  series_.max_samples = max_samples;
+  series_.start = engine_.now();
+  next_sample_ = engine_.now();
 }
 
 void EgressPort::flush_series() { sample(); }

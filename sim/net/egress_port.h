@@ -99,6 +99,9 @@ class EgressPort {
   // Time class `cls` has spent paused since the start (pauses that overlap count once).
   Time paused_time(uint8_t cls) const;
   const QueueSeries& queue_series() const { return series_; }
+  // Starts the queue-depth series now (replacing any earlier one): a sample of every
+  // class's depth at each multiple of `interval` from now on (0 = off), up to `max_samples`.
+  void set_queue_sampling(Time interval, size_t max_samples);
   // Fills the time series up to now (the lazy sampler only fills when the queue changes).
   void flush_series();
 

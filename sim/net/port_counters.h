@@ -29,10 +29,12 @@ struct PortCounters {
 };
 
 // Egress queue depth sampled every `interval` (0 = off): sample i is the depth per class at
-// i * interval. Filled lazily when the queue changes, so it adds no engine events; keeps the
-// first `max_samples`.
+// start + i * interval (the depth just before any change at that instant). Filled lazily
+// when the queue changes, so it adds no engine events (EgressPort::flush_series fills it up
+// to now); keeps the first `max_samples`.
 struct QueueSeries {
   Time interval = 0;
+  Time start = 0;
   size_t max_samples = 10000;
   std::vector<std::array<uint32_t, 8>> samples;
 };

@@ -58,7 +58,8 @@ json port_json(const net::EgressPort& port) {
       for (uint32_t v : s) total += v;
       samples.push_back(total);
     }
-    j["queue_series"] = {{"interval_ns", to_ns(qs.interval)}, {"total_bytes", samples}};
+    j["queue_series"] = {{"start_ns", to_ns(qs.start)}, {"interval_ns", to_ns(qs.interval)},
+                         {"total_bytes", samples}};
   }
   return j;
 }
@@ -106,6 +107,7 @@ class BuiltFabric : public Fabric {
         if (!ports.empty()) switches_[s]->set_route(nics_[n].address, std::move(ports));
       }
     }
+    apply_observe();
   }
 
   std::string name() const override { return spec_.name; }
@@ -119,10 +121,12 @@ class BuiltFabric : public Fabric {
   std::vector<FabricPort> egress_ports() override {
     std::vector<FabricPort> out;
     for (size_t i = 0; i < nics_.size(); ++i)
-      out.push_back({nics_[i].host + "_" + nics_[i].device, false, &host_ports_[i]->egress()});
+      out.push_back({nics_[i].host + "_" + nics_[i].device, nics_[i].host + "/" + nics_[i].device,
+                     false, &host_ports_[i]->egress()});
     for (const auto& sw : switches_)
       for (size_t p = 0; p < sw->num_ports(); ++p)
-        out.push_back({sw->name() + "_port" + std::to_string(p), true, &sw->port(static_cast<int>(p))});
+        out.push_back({sw->name() + "_port" + std::to_string(p), sw->name() + "/" + std::to_string(p),
+                       true, &sw->port(static_cast<int>(p))});
     return out;
   }
 
@@ -158,6 +162,24 @@ class BuiltFabric : public Fabric {
   }
 
  private:
+  // "observe": start the queue-depth series of the selected ports.
+  void apply_observe() {
+    const ObserveSpec& o = spec_.observe;
+    if (o.queue_sample_interval <= 0) return;
+    auto selected = [&o](const std::string& name, const std::string& sw) {
+      for (const std::string& p : o.ports)
+        if (p == name || p == sw) return true;
+      return false;
+    };
+    for (size_t i = 0; i < nics_.size(); ++i)
+      if (o.hosts || selected(nics_[i].host + "/" + nics_[i].device, ""))
+        host_ports_[i]->egress().set_queue_sampling(o.queue_sample_interval, o.max_samples);
+    for (const auto& sw : switches_)
+      for (size_t p = 0; p < sw->num_ports(); ++p)
+        if (o.switches || selected(sw->name() + "/" + std::to_string(p), sw->name()))
+          sw->port(static_cast<int>(p)).set_queue_sampling(o.queue_sample_interval, o.max_samples);
+  }
+
   void set_link_state(size_t link, bool up, Time at) {
     if (link >= spec_.links.size()) throw std::out_of_range("no link " + std::to_string(link));
     net::LinkDirection* ab = links_.at(2 * link).get();

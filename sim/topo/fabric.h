@@ -63,6 +63,7 @@ struct TraceConfig {
 // One egress port of the fabric (for packet capture).
 struct FabricPort {
   std::string file_stem;   // "server_mlx5_0", "sw0_port1"
+  std::string name;        // as in counters(): "server/mlx5_0", "sw0/1"
   bool is_switch = false;
   net::EgressPort* egress = nullptr;
 };

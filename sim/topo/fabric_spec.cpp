@@ -314,6 +314,54 @@ bool parse_ipv4(const std::string& s, uint32_t* out) {
   return true;
 }
 
+// "observe": {"queue_sample_ns", "max_samples", "ports"}. Port names are checked against
+// the parsed hosts, switches and links (a switch has one port per link end on it).
+void read_observe(ConfigReader& r, const json& j, const std::string& path, FabricSpec& spec) {
+  if (!r.object(j, path, {"queue_sample_ns", "max_samples", "ports"})) return;
+  ObserveSpec& o = spec.observe;
+  o.queue_sample_interval = ns(r.integer(j, "queue_sample_ns", path, 0, 0, 1'000'000'000'000,
+                                         "a sampling interval in ns >= 0 (0 = off)"));
+  o.max_samples = static_cast<size_t>(r.integer(j, "max_samples", path, 10000, 1, 100'000'000,
+                                                "a sample count per port, 1..100000000"));
+  if (!j.contains("ports")) return;
+  const std::string pp = join(path, "ports");
+  const json& ports = j["ports"];
+  const char* expected = "\"all\", \"hosts\", \"switches\" or a list of port names "
+                         "(\"host/device\", \"switch/N\" or a switch name)";
+  if (ports.is_string()) {
+    const std::string s = ports.get<std::string>();
+    if (s == "all" || s == "hosts" || s == "switches") {
+      o.hosts = s != "switches";
+      o.switches = s != "hosts";
+    } else {
+      r.error(pp, ports, "is not a port selection", expected);
+    }
+    return;
+  }
+  if (!ports.is_array()) {
+    r.error(pp, ports, "is not a port selection", expected);
+    return;
+  }
+  o.hosts = o.switches = false;
+  std::set<std::string> names;
+  for (const NicSpec& n : spec.nics) names.insert(n.nic.host + "/" + n.nic.device);
+  std::vector<size_t> num_ports(spec.switches.size(), 0);
+  for (const LinkSpec& l : spec.links) {
+    if (l.a.is_switch) ++num_ports[l.a.index];
+    if (l.b.is_switch) ++num_ports[l.b.index];
+  }
+  for (size_t s = 0; s < spec.switches.size(); ++s) {
+    names.insert(spec.switches[s].name);
+    for (size_t p = 0; p < num_ports[s]; ++p) names.insert(spec.switches[s].name + "/" + std::to_string(p));
+  }
+  for (size_t i = 0; i < ports.size(); ++i) {
+    if (!ports[i].is_string() || !names.count(ports[i].get<std::string>()))
+      r.error(index(pp, i), ports[i], "names no port of this fabric", expected);
+    else
+      o.ports.push_back(ports[i].get<std::string>());
+  }
+}
+
 }  // namespace
 
 const char* link_layer_name(net::LinkLayer ll) {
@@ -333,7 +381,7 @@ FabricSpec parse_fabric(const json& config_in) {
   FabricSpec spec;
   if (!r.object(config_in, root, {"name", "link_layer", "mtu", "seed", "nic", "switch", "link",
                                   "hosts", "switches", "links", "topology", "trace",
-                                  "link_overrides", "routing"}))
+                                  "link_overrides", "routing", "observe"}))
     throw ConfigError(r.errors());
   const size_t errors_before = r.errors().size();
   const json config = config_in.contains("topology") ? expand_topology(r, config_in) : config_in;
@@ -517,6 +565,7 @@ FabricSpec parse_fabric(const json& config_in) {
     }
   }
   read_link_overrides(r, config, root, link_names, spec.links);
+  if (config.contains("observe")) read_observe(r, config["observe"], join(root, "observe"), spec);
   spec.routing = read_routing(r, config, root, spec.link_layer);
   for (size_t i = 0; i < spec.nics.size(); ++i) {
     if (spec.nic_link[i] < 0)

@@ -41,6 +41,17 @@ struct NicSpec {
 // on lossless fabrics; the default on InfiniBand).
 enum class Routing { MinHop, UpDown };
 
+// "observe": the egress queue-depth time series (net::QueueSeries) of selected ports.
+struct ObserveSpec {
+  Time queue_sample_interval = 0;   // 0 = off
+  size_t max_samples = 10000;       // per port
+  // Which ports: every NIC port and/or every switch port ("all", "hosts", "switches"), or
+  // an explicit list of counters names ("host/device", "switch/N"; a switch name alone is
+  // all its ports), validated against the fabric.
+  bool hosts = true, switches = true;
+  std::vector<std::string> ports;
+};
+
 struct FabricSpec {
   std::string name;
   std::string topology;                      // "fat_tree k=4", ...; "" when explicit
@@ -54,6 +65,7 @@ struct FabricSpec {
   std::vector<LinkSpec> links;
   std::vector<int> nic_link;                 // link index of each NIC
   TraceConfig trace;                         // "trace": packet capture
+  ObserveSpec observe;                       // "observe": queue-depth sampling
 };
 
 // Parses and validates; throws ConfigError listing every problem found. Also assigns
