@@ -4,9 +4,20 @@
 
 namespace rdmasim::net {
 
+IbVlConfig default_ib_vls(uint8_t data_vls) {
+  IbVlConfig v;
+  v.enabled = true;
+  v.data_vls = data_vls;
+  for (int sl = 0; sl < kMaxSl; ++sl) v.sl2vl[sl] = static_cast<uint8_t>(sl % data_vls);
+  for (uint8_t vl = 0; vl < data_vls; ++vl) v.low.push_back({vl, kVlHighLimitUnit / kVlArbWeightUnit});
+  return v;
+}
+
 EgressPort::EgressPort(Engine& engine, EgressConfig config)
-    : engine_(engine), config_(config) {
+    : engine_(engine), config_(std::move(config)) {
   series_.interval = config_.queue_sample_interval;
+  if (!config_.ib.high.empty()) arb_left_[0] = config_.ib.high[0].weight * int64_t{kVlArbWeightUnit};
+  if (!config_.ib.low.empty()) arb_left_[1] = config_.ib.low[0].weight * int64_t{kVlArbWeightUnit};
 }
 
 void EgressPort::sample() {
@@ -101,7 +112,8 @@ bool EgressPort::enqueue(PacketPtr pkt, bool ignore_limit) {
     try_start();
     return true;
   }
-  const uint8_t cls = pkt->priority & 7;
+  const uint8_t cls = class_of(pkt->priority);
+  pkt->vl = cls;
   if (!link_up_) {
     ++counters_.link_down_drops;
     return false;
@@ -228,10 +240,48 @@ int EgressPort::pick_dwrr() {
   }
 }
 
+int EgressPort::arb_table(int t) {
+  const std::vector<VlArbEntry>& tab = t == 0 ? config_.ib.high : config_.ib.low;
+  if (tab.empty()) return -1;
+  // size + 1 looks: the current entry, then each entry once more with its full weight.
+  for (size_t looks = 0; looks <= tab.size(); ++looks) {
+    const VlArbEntry& e = tab[arb_pos_[t]];
+    if (e.weight > 0 && arb_left_[t] > 0 && sendable(e.vl & 7)) return e.vl & 7;
+    arb_pos_[t] = (arb_pos_[t] + 1) % tab.size();
+    arb_left_[t] = tab[arb_pos_[t]].weight * int64_t{kVlArbWeightUnit};
+  }
+  return -1;
+}
+
+int EgressPort::pick_vl() {
+  const IbVlConfig& v = config_.ib;
+  const uint64_t limit = v.high_limit == kVlHighLimitUnbounded
+                             ? UINT64_MAX
+                             : std::max<uint64_t>(1, uint64_t{v.high_limit} * kVlHighLimitUnit);
+  bool low_waiting = false;
+  for (const VlArbEntry& e : v.low) low_waiting |= e.weight > 0 && sendable(e.vl & 7);
+  if (high_sent_ < limit || !low_waiting) {
+    const int vl = arb_table(0);
+    if (vl >= 0) {
+      const uint32_t bytes = queues_[vl].front()->wire_bytes;
+      arb_left_[0] -= bytes;
+      high_sent_ += bytes;
+      return vl;
+    }
+  }
+  const int vl = arb_table(1);
+  if (vl >= 0) {
+    arb_left_[1] -= queues_[vl].front()->wire_bytes;
+    high_sent_ = 0;
+  }
+  return vl;
+}
+
 int EgressPort::pick_class(Time* wake) {
   *wake = kTimeNever;
   for (int c = 0; c < kNumClasses; ++c)
     if (!queues_[c].empty() && paused(c)) *wake = std::min(*wake, paused_until_[c]);
+  if (config_.ib.enabled) return pick_vl();
   for (int c = kNumClasses - 1; c >= 0; --c) {
     if (config_.dwrr_weights[c] == 0 && sendable(c)) return c;
   }
@@ -262,7 +312,7 @@ void EgressPort::try_start() {
   q->pop_front();
   if (q != &control_) {
     sample();
-    const uint8_t c = on_wire_->priority & 7;
+    const uint8_t c = on_wire_->vl & 7;
     queued_bytes_[c] -= on_wire_->wire_bytes;
     if (credits_enabled_) credit_sent_[c] += on_wire_->wire_bytes;
   }
@@ -272,7 +322,7 @@ void EgressPort::try_start() {
   const Time end = std::max(now + tx_time(config_.rate, on_wire_->wire_bytes), on_wire_->last_bit_at);
   wire_bytes_on_wire_ = on_wire_->wire_bytes;
   kind_on_wire_ = on_wire_->kind;
-  class_on_wire_ = on_wire_->priority & 7;
+  class_on_wire_ = q == &control_ ? on_wire_->priority & 7 : on_wire_->vl & 7;
   if (early_handoff_) {
     on_wire_->last_bit_at = end + handoff_latency_;
     if (tap_) tap_->on_transmit(*on_wire_, end);  // stamped when its last bit leaves, as below

@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "sim/core/engine.h"
 #include "sim/net/packet.h"
@@ -36,6 +37,43 @@ struct PfcWatchdogConfig {
   Time restore = 0;
 };
 
+// InfiniBand virtual lanes of one port (IBTA vol 1 ch. 7.6). When `enabled`, a data packet's
+// service level (Packet::priority, 0..15) picks its VL through `sl2vl` (7.6.6) when it is
+// queued here; the VL is its queue, its credit counter and Packet::vl on the next link.
+// VL arbitration (7.6.9) then replaces strict priority and DWRR:
+//  - two tables of (VL, weight) entries; weight in units of 64 bytes, 0 = entry skipped.
+//    The current entry of a table sends packets of its VL (whole packets, so it may
+//    overshoot) while it has weight left and the VL has a packet and credit; then the next
+//    entry starts with its full weight. Unused weight is not carried over.
+//  - the high-priority table goes first. After it sent high_limit * 4096 bytes (at least one
+//    packet: 0 means one packet) while a low-priority packet waits, one low-priority packet
+//    goes and the count restarts. high_limit 255 = unlimited (low only when high is idle).
+// VL15 (subnet management) is not modelled.
+inline constexpr uint32_t kVlArbWeightUnit = 64;
+inline constexpr uint32_t kVlHighLimitUnit = 4096;
+inline constexpr uint8_t kVlHighLimitUnbounded = 255;
+inline constexpr int kMaxSl = 16;
+
+struct VlArbEntry {
+  uint8_t vl = 0;
+  uint8_t weight = 0;   // 64-byte units
+  bool operator==(const VlArbEntry&) const = default;
+};
+
+struct IbVlConfig {
+  bool enabled = false;
+  uint8_t data_vls = 8;                 // VL0 .. data_vls-1 (1, 2, 4 or 8 here)
+  std::array<uint8_t, kMaxSl> sl2vl{};  // SL -> VL
+  std::vector<VlArbEntry> high, low;
+  uint8_t high_limit = 0;               // LimitOfHighPriority, 4096-byte units
+};
+
+// The default VLs of an IB port with `data_vls` data VLs: SL s -> VL s mod data_vls (the
+// identity for SL < data_vls, as OpenSM programs without QoS), no high-priority entries and
+// one low-priority entry of weight 64 (4096 bytes, one MTU packet) per data VL, so the VLs
+// share the link round robin.
+IbVlConfig default_ib_vls(uint8_t data_vls = 8);
+
 struct EgressConfig {
   Rate rate = Rate::gbps(100);
   uint64_t class_limit_bytes = 1 << 20;   // per traffic class; beyond it enqueue() drops
@@ -45,6 +83,7 @@ struct EgressConfig {
   std::array<uint32_t, 8> dwrr_weights{};
   Time queue_sample_interval = 0;         // QueueSeries sampling; 0 = no time series
   PfcWatchdogConfig watchdog;
+  IbVlConfig ib;                          // InfiniBand VLs (off: Ethernet classes)
 };
 
 // Scheduling: PFC and IB credit frames first (link control is never paused), then the strict-priority
@@ -74,7 +113,7 @@ class EgressPort {
   // whenever has_room()/paused() may have changed for the better.
   void set_drain_callback(std::function<void()> cb) { drain_cb_ = std::move(cb); }
 
-  // Queues a packet in class pkt->priority (& 7). Drops and counts it if that would take the
+  // Queues a packet in class class_of(pkt->priority) and sets pkt->vl to it. Drops and counts it if that would take the
   // class beyond its limit, unless `ignore_limit`. Returns false when dropped.
   // ECN marking (if enabled and the packet is ECT) happens here.
   bool enqueue(PacketPtr pkt, bool ignore_limit = false);
@@ -83,6 +122,12 @@ class EgressPort {
   // quanta * 512 bit times at this port's rate (0 quanta = resume now).
   void apply_pause(const Packet& pfc);
   void pause_class(uint8_t cls, uint16_t quanta);
+
+  // The queue a data packet of traffic class / SL `priority` goes to: its VL through the
+  // SL-to-VL table on an InfiniBand port, else priority & 7.
+  uint8_t class_of(uint8_t priority) const {
+    return config_.ib.enabled ? config_.ib.sl2vl[priority % kMaxSl] & 7 : priority & 7;
+  }
 
   bool paused(uint8_t cls) const {
     return paused_until_[cls & 7] > engine_.now() && ignore_pause_until_[cls & 7] <= engine_.now();
@@ -146,6 +191,10 @@ class EgressPort {
   // earliest pause expiry of a non-empty paused class.
   int pick_class(Time* wake);
   int pick_dwrr();
+  int pick_vl();
+  // The VL the current entry of VL arbitration table t (0 high, 1 low) serves now, moving
+  // to the next entries as needed; -1 when no entry can send.
+  int arb_table(int t);
   // Non-empty, not paused, and (with credits) within the VL's credit limit.
   bool sendable(int cls) const;
   void tx_done();
@@ -166,6 +215,9 @@ class EgressPort {
   std::array<uint64_t, kNumClasses> deficit_{};    // DWRR
   std::array<bool, kNumClasses> credited_{};       // quantum added on the current visit
   int rr_ = 0;                                     // DWRR cursor
+  std::array<size_t, 2> arb_pos_{};                // VL arbitration: entry per table
+  std::array<int64_t, 2> arb_left_{};              // bytes the current entry may still send
+  uint64_t high_sent_ = 0;                         // high-priority bytes since a low packet
   bool credits_enabled_ = false;
   std::array<uint32_t, kNumClasses> credit_limit_{};  // FCCL per VL, bytes mod 2^32
   std::array<uint32_t, kNumClasses> credit_sent_{};   // FCTBS per VL, bytes mod 2^32

@@ -7,7 +7,8 @@ namespace rdmasim::net {
 HostPort::HostPort(Engine& engine, EgressConfig config) : egress_(engine, config) {}
 
 bool HostPort::ready(uint8_t priority) const {
-  return egress_.has_room(priority) && !egress_.paused(priority);
+  const uint8_t c = egress_.class_of(priority);
+  return egress_.has_room(c) && !egress_.paused(c);
 }
 
 void HostPort::send(PacketPtr pkt) { egress_.enqueue(std::move(pkt), /*ignore_limit=*/true); }
@@ -18,9 +19,11 @@ void HostPort::receive(PacketPtr pkt, int) {
   PortCounters& c = egress_.counters();
   ++c.rx_packets;
   c.rx_bytes += pkt->wire_bytes;
+  // The class it arrived in: its VL on InfiniBand, else the traffic class.
+  const uint8_t cls = own_buffer_bytes_ ? pkt->vl & 7 : pkt->priority & 7;
   if (pkt->kind == PacketKind::Transport || pkt->kind == PacketKind::Cnp) {
-    ++c.rx_packets_per_class[pkt->priority & 7];
-    c.rx_bytes_per_class[pkt->priority & 7] += pkt->wire_bytes;
+    ++c.rx_packets_per_class[cls];
+    c.rx_bytes_per_class[cls] += pkt->wire_bytes;
   }
   if (pkt->kind == PacketKind::PfcPause) {
     egress_.apply_pause(*pkt);
@@ -31,7 +34,7 @@ void HostPort::receive(PacketPtr pkt, int) {
     return;
   }
   if (own_buffer_bytes_) {
-    const uint8_t vl = pkt->priority & 7;
+    const uint8_t vl = cls;
     credits_freed_[vl] += pkt->wire_bytes;
     auto fc = std::make_unique<Packet>();
     fc->kind = PacketKind::IbCredit;

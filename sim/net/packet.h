@@ -144,7 +144,9 @@ struct Packet {
   Address src = 0;
   Address dst = 0;
   uint8_t priority = 0;            // traffic class (0..7): PCP/DSCP-derived on Ethernet, SL on IB
-  uint8_t vl = 0;                  // IB virtual lane, set per hop from the SL-to-VL table
+  uint8_t vl = 0;                  // the egress queue it is sent from on this hop: the IB virtual lane
+                                   // (from the port's SL-to-VL table), else priority & 7
+  uint8_t ingress_class = 0;       // set by a switch: the VL / class it arrived in (credits, PFC)
   uint8_t dscp = 0;
   bool ect = true;                 // ECN-capable transport
   bool ce = false;                 // congestion experienced (set by a switch)

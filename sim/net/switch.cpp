@@ -50,9 +50,12 @@ void Switch::receive(PacketPtr pkt, int port) {
   PortCounters& c = ports_[port]->egress->counters();
   ++c.rx_packets;
   c.rx_bytes += pkt->wire_bytes;
+  // The class it arrived in: its VL on InfiniBand (the upstream port mapped the SL), else
+  // the traffic class.
+  const uint8_t cls = config_.ib_vl_buffer_bytes ? pkt->vl & 7 : pkt->priority & 7;
   if (pkt->kind == PacketKind::Transport || pkt->kind == PacketKind::Cnp) {
-    ++c.rx_packets_per_class[pkt->priority & 7];
-    c.rx_bytes_per_class[pkt->priority & 7] += pkt->wire_bytes;
+    ++c.rx_packets_per_class[cls];
+    c.rx_bytes_per_class[cls] += pkt->wire_bytes;
   }
   if (pkt->kind == PacketKind::PfcPause) {
     ports_[port]->egress->apply_pause(*pkt);
@@ -63,9 +66,9 @@ void Switch::receive(PacketPtr pkt, int port) {
     return;
   }
   pkt->switch_ingress = port;
+  pkt->ingress_class = cls;
   if (config_.pfc.enabled) {
     Port& in = *ports_[port];
-    const uint8_t cls = pkt->priority & 7;
     in.ingress_bytes[cls] += pkt->wire_bytes;
     if (!in.xoff_sent[cls] && in.ingress_bytes[cls] > config_.pfc.xoff_bytes) {
       in.xoff_sent[cls] = true;
@@ -79,12 +82,13 @@ void Switch::forward(PacketPtr pkt) {
   const std::vector<int>* r = route(pkt->dst);
   if (!r || r->empty()) {
     ++unroutable_;
-    release(pkt->switch_ingress, pkt->priority & 7, pkt->wire_bytes);
+    release(pkt->switch_ingress, pkt->ingress_class, pkt->wire_bytes);
     return;
   }
   const int out = r->size() == 1 ? (*r)[0] : (*r)[ecmp_hash(*pkt, config_.ecmp_seed) % r->size()];
   const int ingress = pkt->switch_ingress;
-  const uint8_t cls = pkt->priority & 7;
+  const uint8_t in_cls = pkt->ingress_class;
+  const uint8_t cls = ports_[out]->egress->class_of(pkt->priority);  // egress queue (VL)
   const uint32_t bytes = pkt->wire_bytes;
   // A dropped packet leaves the buffer at once.
   if (config_.buffer.total_bytes && !admit(out, cls, bytes)) {
@@ -92,11 +96,11 @@ void Switch::forward(PacketPtr pkt) {
     ++c.drops;
     ++c.drops_per_class[cls];
     c.drop_bytes += bytes;
-    release(ingress, cls, bytes);
+    release(ingress, in_cls, bytes);
     return;
   }
   if (!ports_[out]->egress->enqueue(std::move(pkt))) {
-    release(ingress, cls, bytes);
+    release(ingress, in_cls, bytes);
     return;
   }
   if (config_.buffer.total_bytes) buffer_add(out, cls, bytes);
@@ -134,8 +138,8 @@ void Switch::buffer_add(int out, uint8_t cls, int64_t bytes) {
 
 void Switch::on_dequeue(int port, const Packet& pkt) {
   if (pkt.kind == PacketKind::PfcPause || pkt.kind == PacketKind::IbCredit) return;
-  if (config_.buffer.total_bytes) buffer_add(port, pkt.priority & 7, -static_cast<int64_t>(pkt.wire_bytes));
-  release(pkt.switch_ingress, pkt.priority & 7, pkt.wire_bytes);
+  if (config_.buffer.total_bytes) buffer_add(port, pkt.vl & 7, -static_cast<int64_t>(pkt.wire_bytes));
+  release(pkt.switch_ingress, pkt.ingress_class, pkt.wire_bytes);
 }
 
 void Switch::release(int ingress, uint8_t cls, uint32_t bytes) {

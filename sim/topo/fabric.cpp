@@ -71,6 +71,7 @@ class BuiltFabric : public Fabric {
       nics_.push_back(n.nic);
       net::EgressConfig ec{.rate = n.nic.rate, .class_limit_bytes = n.queue_bytes};
       ec.dwrr_weights = n.dwrr_weights;
+      ec.ib = n.vls;
       host_ports_.push_back(std::make_unique<net::HostPort>(engine, ec));
     }
     for (const net::SwitchConfig& sc : spec_.switches)

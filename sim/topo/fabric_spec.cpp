@@ -44,11 +44,12 @@ struct NicParams {
   uint64_t queue_bytes = 1 << 20;
   std::array<uint32_t, 8> dwrr_weights{};
   uint32_t ib_vl_buffer_bytes = 128 * 1024;
+  net::IbVlConfig vls;   // InfiniBand: set to net::default_ib_vls() before reading
   nic::HcaConfig hca;
 };
 
 #define RDMASIM_NIC_KEYS "vendor_id", "vendor_part_id", "hw_ver", "fw_ver", "queue_kb", \
-    "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits", "dwrr_weights", "ib_vl_buffer_kb", "cc"
+    "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits", "dwrr_weights", "ib_vl_buffer_kb", "cc", "vls"
 
 // nic::HcaConfig limits settable from "limits"; each must be >= 1.
 struct LimitField {
@@ -132,7 +133,87 @@ void read_cc(ConfigReader& r, const json& j, const std::string& path, nic::CcCon
                                                    100'000'000, "a sample count >= 0"));
 }
 
-void read_nic_params(ConfigReader& r, const json& j, const std::string& path, NicParams& p) {
+// "vls": InfiniBand virtual lanes of a port: {"data_vls", "sl2vl", "high", "low",
+// "high_limit"} (see net::IbVlConfig). Changing data_vls restarts from
+// net::default_ib_vls(data_vls); the other keys then override it.
+void read_arb_table(ConfigReader& r, const json& e, const char* key, const std::string& path,
+                    uint8_t data_vls, std::vector<net::VlArbEntry>& out) {
+  if (!e.contains(key)) return;
+  const std::string p = join(path, key);
+  const json& a = e[key];
+  const char* expected = "an array of at most 64 {\"vl\": VL, \"weight\": 0..255 (64-byte units)}";
+  if (!a.is_array() || a.size() > 64) {
+    r.error(p, a, "is not a VL arbitration table", expected);
+    return;
+  }
+  out.clear();
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string ip = index(p, i);
+    if (!r.object(a[i], ip, {"vl", "weight"})) continue;
+    net::VlArbEntry entry;
+    entry.vl = static_cast<uint8_t>(r.integer(a[i], "vl", ip, std::nullopt, 0, data_vls - 1,
+                                              "a data VL 0.." + std::to_string(data_vls - 1)));
+    entry.weight = static_cast<uint8_t>(
+        r.integer(a[i], "weight", ip, std::nullopt, 0, 255, "a weight 0..255 in 64-byte units"));
+    out.push_back(entry);
+  }
+}
+
+void read_vls(ConfigReader& r, const json& j, const std::string& path, bool ib, net::IbVlConfig& v) {
+  if (!j.contains("vls")) return;
+  const std::string p = join(path, "vls");
+  if (!ib) {
+    r.error(p, "is InfiniBand only; expected no \"vls\" unless link_layer is \"ib\"");
+    return;
+  }
+  const json& e = j["vls"];
+  if (!r.object(e, p, {"data_vls", "sl2vl", "high", "low", "high_limit"})) return;
+  const size_t errors = r.errors().size();
+  const int64_t n = r.integer(e, "data_vls", p, v.data_vls, 1, 15, "1, 2, 4 or 8 data VLs");
+  if (r.errors().size() != errors) return;
+  if (n == 15) {
+    r.error(join(p, "data_vls"), json(n), "is not modelled (an egress port has 8 VL queues)", "1, 2, 4 or 8");
+    return;
+  }
+  if (n != 1 && n != 2 && n != 4 && n != 8) {
+    r.error(join(p, "data_vls"), json(n), "is not a data VL count", "1, 2, 4 or 8 (IBTA VLCap)");
+    return;
+  }
+  if (n != v.data_vls) v = net::default_ib_vls(static_cast<uint8_t>(n));
+  if (e.contains("sl2vl")) {
+    const json& a = e["sl2vl"];
+    const std::string sp = join(p, "sl2vl");
+    if (!a.is_array() || a.size() != net::kMaxSl) {
+      r.error(sp, a, "is not an array of 16", "16 VLs, the VL of SL 0..15");
+    } else {
+      for (size_t sl = 0; sl < a.size(); ++sl) {
+        if (!a[sl].is_number_integer() || a[sl].get<int64_t>() < 0 || a[sl].get<int64_t>() >= n)
+          r.error(index(sp, sl), a[sl], "is not a data VL", "an integer 0.." + std::to_string(n - 1));
+        else
+          v.sl2vl[sl] = static_cast<uint8_t>(a[sl].get<int64_t>());
+      }
+    }
+  }
+  read_arb_table(r, e, "high", p, v.data_vls, v.high);
+  read_arb_table(r, e, "low", p, v.data_vls, v.low);
+  v.high_limit = static_cast<uint8_t>(r.integer(e, "high_limit", p, v.high_limit, 0, 255,
+      "LimitOfHighPriority 0..255 in 4096-byte units (255 = unlimited)"));
+  if (r.errors().size() != errors) return;
+  // A VL some SL maps to but no entry serves would hold its packets forever.
+  for (int sl = 0; sl < net::kMaxSl; ++sl) {
+    const uint8_t vl = v.sl2vl[sl];
+    bool served = false;
+    for (const auto* t : {&v.high, &v.low})
+      for (const net::VlArbEntry& x : *t) served |= x.vl == vl && x.weight > 0;
+    if (!served) {
+      r.error(p, "VL " + std::to_string(vl) + " (of SL " + std::to_string(sl) +
+                     ") has no high or low entry with weight > 0; expected every VL an SL maps to in an arbitration table");
+      return;
+    }
+  }
+}
+
+void read_nic_params(ConfigReader& r, const json& j, const std::string& path, bool ib, NicParams& p) {
   p.vendor_id = static_cast<uint32_t>(
       r.integer(j, "vendor_id", path, p.vendor_id, 0, 0xffff, "a PCI vendor id 0..65535"));
   p.vendor_part_id = static_cast<uint32_t>(r.integer(j, "vendor_part_id", path, p.vendor_part_id,
@@ -152,16 +233,19 @@ void read_nic_params(ConfigReader& r, const json& j, const std::string& path, Ni
   if (j.contains("limits")) read_limits(r, j["limits"], join(path, "limits"), p.hca);
   if (j.contains("cc")) read_cc(r, j["cc"], join(path, "cc"), p.hca.cc);
   read_weights(r, j, path, p.dwrr_weights);
+  if (ib && j.contains("dwrr_weights"))
+    r.error(join(path, "dwrr_weights"), "is Ethernet scheduling; expected VL arbitration (\"vls\") on InfiniBand");
   p.ib_vl_buffer_bytes = 1024 * static_cast<uint32_t>(r.integer(
       j, "ib_vl_buffer_kb", path, p.ib_vl_buffer_bytes / 1024, 1, 1 << 20,
       "an InfiniBand receive buffer per VL in KiB >= 1"));
+  read_vls(r, j, path, ib, p.vls);
 }
 
 #define RDMASIM_SWITCH_KEYS "forwarding_latency_ns", "queue_kb", "ecn", "pfc", "dwrr_weights", \
-    "ib_vl_buffer_kb", "cut_through", "cut_through_header_bytes", "buffer"
+    "ib_vl_buffer_kb", "cut_through", "cut_through_header_bytes", "buffer", "vls"
 #define RDMASIM_LINK_KEYS "rate_gbps", "latency_ns", "loss_rate", "ber", "schedule"
 
-void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
+void read_switch_params(ConfigReader& r, const json& j, const std::string& path, bool ib,
                         net::SwitchConfig& s) {
   s.forwarding_latency = ns(r.integer(j, "forwarding_latency_ns", path,
                                       s.forwarding_latency / kNanosecond, 0, 1'000'000'000,
@@ -170,6 +254,9 @@ void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
       j, "queue_kb", path, static_cast<int64_t>(s.egress.class_limit_bytes / 1024), 1, 1 << 30,
       "a per-class egress queue size in KiB >= 1"));
   read_weights(r, j, path, s.egress.dwrr_weights);
+  if (ib && j.contains("dwrr_weights"))
+    r.error(join(path, "dwrr_weights"), "is Ethernet scheduling; expected VL arbitration (\"vls\") on InfiniBand");
+  read_vls(r, j, path, ib, s.egress.ib);
   s.cut_through = r.boolean(j, "cut_through", path, s.cut_through);
   s.cut_through_header_bytes = static_cast<uint32_t>(r.integer(
       j, "cut_through_header_bytes", path, s.cut_through_header_bytes, 1, 4096,
@@ -413,15 +500,18 @@ FabricSpec parse_fabric(const json& config_in) {
     }
   }
 
+  const bool ib = spec.link_layer == net::LinkLayer::InfiniBand;
   NicParams nic_defaults;
   if (spec.link_layer == net::LinkLayer::IWarp) nic_defaults.hca.atomics = false;
+  if (ib) nic_defaults.vls = net::default_ib_vls();
   if (config.contains("nic") && r.object(config["nic"], join(root, "nic"), {RDMASIM_NIC_KEYS}))
-    read_nic_params(r, config["nic"], join(root, "nic"), nic_defaults);
+    read_nic_params(r, config["nic"], join(root, "nic"), ib, nic_defaults);
   net::SwitchConfig switch_defaults;
   switch_defaults.ib_vl_buffer_bytes = 128 * 1024;
+  if (ib) switch_defaults.egress.ib = net::default_ib_vls();
   if (config.contains("switch") &&
       r.object(config["switch"], join(root, "switch"), {RDMASIM_SWITCH_KEYS}))
-    read_switch_params(r, config["switch"], join(root, "switch"), switch_defaults);
+    read_switch_params(r, config["switch"], join(root, "switch"), ib, switch_defaults);
   LinkSpec link_defaults;
   if (config.contains("link") && r.object(config["link"], join(root, "link"), {RDMASIM_LINK_KEYS}))
     read_link_params(r, config["link"], join(root, "link"), link_defaults);
@@ -464,7 +554,7 @@ FabricSpec parse_fabric(const json& config_in) {
         const std::string np = index(nics_path, i);
         if (!r.object(nics[i], np, {"name", RDMASIM_NIC_KEYS})) continue;
         NicParams p = nic_defaults;
-        read_nic_params(r, nics[i], np, p);
+        read_nic_params(r, nics[i], np, ib, p);
         if (p.hca.cc.algorithm == nic::CcAlgorithm::Dcqcn && spec.link_layer != net::LinkLayer::RoCEv2)
           r.error(join(np, "cc.algorithm"), json("dcqcn"), "is RoCEv2 congestion control",
                   "\"none\" on a " + std::string(link_layer_name(spec.link_layer)) + " fabric");
@@ -485,6 +575,7 @@ FabricSpec parse_fabric(const json& config_in) {
         entry.queue_bytes = p.queue_bytes;
         entry.dwrr_weights = p.dwrr_weights;
         entry.ib_vl_buffer_bytes = p.ib_vl_buffer_bytes;
+        entry.vls = p.vls;
         // GUIDs: Mellanox OUI, then host number (1-based) and NIC index; port GUID = node + 1.
         n.node_guid = (kMellanoxOui << 40) | (static_cast<uint64_t>(h + 1) << 16) | (i << 4);
         n.port_guid = n.node_guid + 1;
@@ -509,7 +600,7 @@ FabricSpec parse_fabric(const json& config_in) {
         if (!r.object(j, p, {"name", RDMASIM_SWITCH_KEYS})) continue;
         net::SwitchConfig sc = switch_defaults;
         sc.name = r.string(j, "name", p, std::nullopt, "a switch name");
-        read_switch_params(r, j, p, sc);
+        read_switch_params(r, j, p, ib, sc);
         if (host_names.count(sc.name) || ends.count(sc.name))
           r.error(join(p, "name"), json(sc.name), "is already a host or switch name", "a unique name");
         sc.ecmp_seed = spec.switches.size() + 1;  // a distinct ECMP hash per switch
