@@ -61,6 +61,7 @@ class Daemon {
  private:
   struct Pd;
   struct Mr;
+  struct Mw;
   struct Channel;
   struct Cq;
   struct Srq;

@@ -116,6 +116,29 @@ void Daemon::handle(Client& c, const ipc::MsgHeader& h, const uint8_t* body, siz
       c.mrs.erase(it);
       return reply(c, h, 0, nullptr, 0);
     }
+    case ipc::Op::AllocMw: {
+      ipc::AllocMwReq r;
+      if (!take(body, len, &r)) return bad(EINVAL);
+      auto pd = c.pds.find(r.pd);
+      if (pd == c.pds.end()) return bad(ENOENT);
+      const size_t dev = pd->second.dev;
+      uint32_t rkey = 0;
+      // The type is passed through: the HCA refuses one that is neither 1 nor 2 (EINVAL).
+      if (int rc = hcas_[dev]->alloc_mw(pd->second.pd, static_cast<nic::MwType>(r.type), &rkey))
+        return bad(rc);
+      ipc::AllocMwResp out{new_handle(), rkey};
+      c.mws[out.handle] = Mw{dev, rkey};
+      return reply(c, h, 0, &out, sizeof out);
+    }
+    case ipc::Op::DeallocMw: {
+      ipc::HandleReq r;
+      if (!take(body, len, &r)) return bad(EINVAL);
+      auto it = c.mws.find(r.handle);
+      if (it == c.mws.end()) return bad(ENOENT);
+      if (int rc = hcas_[it->second.dev]->dealloc_mw(it->second.rkey)) return bad(rc);
+      c.mws.erase(it);
+      return reply(c, h, 0, nullptr, 0);
+    }
     case ipc::Op::CreateCompChannel: {
       ipc::CreateCompChannelReq r;
       if (!take(body, len, &r) || !dev_ok(r.dev_index)) return bad(EINVAL);
@@ -516,13 +539,15 @@ int Daemon::destroy_qp(Client& c, uint32_t handle) {
 }
 
 void Daemon::destroy_all(Client& c) {
-  // Children before parents: QPs, SRQs, CQs, MRs, PDs, channels.
+  // Children before parents: QPs, MWs (they pin MRs), SRQs, CQs, MRs, PDs, channels.
   while (!c.qps.empty()) {
     auto it = c.qps.begin();
     hcas_[it->second.dev]->destroy_qp(it->second.qpn);
     qp_owner_.erase({it->second.dev, it->second.qpn});
     c.qps.erase(it);
   }
+  for (auto& [hd, mw] : c.mws) hcas_[mw.dev]->dealloc_mw(mw.rkey);
+  c.mws.clear();
   while (!c.srqs.empty()) {
     auto it = c.srqs.begin();
     hcas_[it->second.dev]->destroy_srq(it->second.srqn);

@@ -31,6 +31,11 @@ struct Daemon::Mr {
   uint64_t length;
 };
 
+struct Daemon::Mw {
+  size_t dev;
+  uint32_t rkey;  // as allocated; the HCA finds the window by the key's index
+};
+
 struct Daemon::Channel {
   SharedMap map;
   ipc::RingView<ipc::CompEvent> ring;
@@ -92,6 +97,7 @@ struct Daemon::Client {
   uint32_t next_handle = 1;
   std::map<uint32_t, Pd> pds;
   std::map<uint32_t, Mr> mrs;
+  std::map<uint32_t, Mw> mws;
   std::map<uint32_t, Channel> channels;
   std::map<uint32_t, Cq> cqs;
   std::map<uint32_t, Srq> srqs;

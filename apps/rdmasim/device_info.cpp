@@ -49,6 +49,11 @@ void fill_device(const topo::HostNic& nic, ipc::QueryDeviceResp* out) {
   a.max_cq = static_cast<int>(h.max_cq);
   a.max_cqe = static_cast<int>(h.max_cqe);
   a.max_mr = static_cast<int>(h.max_mr);
+  if (h.mem_windows) {
+    // mlx5_ib_query_device: MEM_WINDOW | MEM_WINDOW_TYPE_2B, max_mw = 1 << log_max_mkey.
+    a.device_cap_flags |= IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+    a.max_mw = static_cast<int>(h.max_mw);
+  }
   a.max_pd = static_cast<int>(h.max_pd);
   a.max_qp_rd_atom = static_cast<int>(h.max_qp_rd_atom);
   a.max_res_rd_atom = static_cast<int>(h.max_qp_rd_atom * h.max_qp);

@@ -39,6 +39,7 @@ int to_send_wr(const ipc::SqWqe& w, uint32_t max_sge, nic::SendWr* out) {
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
     case IBV_WR_LOCAL_INV:
     case IBV_WR_SEND_WITH_INV:
+    case IBV_WR_BIND_MW:
       break;
     default:
       return EINVAL;
@@ -71,6 +72,9 @@ int to_send_wr(const ipc::SqWqe& w, uint32_t max_sge, nic::SendWr* out) {
   wr.remote_qpn = w.remote_qpn & 0xffffff;
   wr.remote_qkey = w.remote_qkey;
   wr.wqe_index = w.wqe_index;
+  if (w.opcode == IBV_WR_LOCAL_INV || w.opcode == IBV_WR_SEND_WITH_INV) wr.invalidate_rkey = w.imm_data;
+  if (w.opcode == IBV_WR_BIND_MW)
+    wr.bind = {w.imm_data, w.rkey, w.bind_lkey, w.mw_access, w.remote_addr, w.compare_add};
   *out = std::move(wr);
   return 0;
 }

@@ -64,6 +64,8 @@ enum class Op : uint32_t {
   Counters,      // daemon-wide counters as JSON text (for `rdmasim counters`)
   Shutdown,      // asks the daemon to exit (only honoured from the same uid)
   ReregMr,       // ibv_rereg_mr; answered with RegMrResp (the keys stay the same)
+  AllocMw,       // ibv_alloc_mw
+  DeallocMw,     // ibv_dealloc_mw (HandleReq)
 };
 
 struct MsgHeader {
@@ -124,15 +126,18 @@ struct SqWqe {
   uint32_t wqe_index;         // the client's post counter for this SQ
   uint32_t opcode;            // enum ibv_wr_opcode
   uint32_t send_flags;        // IBV_SEND_*
-  uint32_t imm_data;          // network order (or invalidate rkey)
+  uint32_t imm_data;          // network order; LOCAL_INV/SEND_WITH_INV: the rkey to invalidate;
+                              // BIND_MW: the window's current rkey (as mlx5 puts it in ctrl.imm)
   uint32_t num_sge;           // <= kMaxSge; unused when inline
   uint32_t inline_len;        // <= kMaxInline when IBV_SEND_INLINE
-  uint64_t remote_addr;
-  uint32_t rkey;
+  uint64_t remote_addr;       // BIND_MW: the window's first byte
+  uint32_t rkey;              // BIND_MW: the window's new rkey
   uint32_t remote_qpn;        // UD
-  uint64_t compare_add;
+  uint64_t compare_add;       // BIND_MW: the window's length
   uint64_t swap;
   uint32_t remote_qkey;       // UD
+  uint32_t mw_access;         // BIND_MW: IBV_ACCESS_REMOTE_* of the window
+  uint32_t bind_lkey;         // BIND_MW: lkey of the MR (0 with length 0: unbind a type 1 window)
   uint32_t pad;
   WireAv av;                  // UD
   WireSge sge[kMaxSge];
@@ -236,6 +241,9 @@ struct ReregMrReq {
   uint64_t length;
 };
 struct RegMrResp { uint32_t handle; uint32_t lkey; uint32_t rkey; };
+
+struct AllocMwReq { uint32_t pd; uint32_t type; /* enum ibv_mw_type */ };
+struct AllocMwResp { uint32_t handle; uint32_t rkey; };
 
 // Response fds: [0] event ring memfd, [1] eventfd (EFD_SEMAPHORE).
 struct CreateCompChannelReq { uint32_t dev_index; };

@@ -25,7 +25,28 @@ void fill_av(ipc::SqWqe& w, ibv_ah* ah, uint32_t remote_qpn, uint32_t remote_qke
   w.remote_qkey = remote_qkey;
 }
 
-// Fills `w` from `wr`; returns 0 or EINVAL.
+// BIND_MW fields of a WQE, checked as mlx5 checks them at post: a window above 2 GiB is
+// EOPNOTSUPP (one KLM, set_bind_wr), a zero-based window EINVAL (mlx5_bind_mw).
+int encode_bind(ipc::SqWqe& w, const ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info& b) {
+  if (!mw) return EINVAL;
+  if (b.length > (uint64_t{1} << 31)) return EOPNOTSUPP;
+  if (b.mw_access_flags & IBV_ACCESS_ZERO_BASED) return EINVAL;
+  w.imm_data = mw->rkey;
+  w.rkey = rkey;
+  w.remote_addr = b.addr;
+  w.compare_add = b.length;
+  w.bind_lkey = b.mr ? b.mr->lkey : 0;
+  w.mw_access = b.mw_access_flags;
+  return 0;
+}
+
+// SEND_WITH_INV: an RC opcode here, and not on iWARP (hca.cpp post_send says why).
+bool send_inv_ok(const Qp& q) {
+  return q.qpx.qp_base.qp_type == IBV_QPT_RC &&
+         q.ctx->device->info.transport_type != IBV_TRANSPORT_IWARP;
+}
+
+// Fills `w` from `wr`; returns 0 or EINVAL (EOPNOTSUPP for a bind mlx5 cannot do).
 int encode_send(Qp& q, const ibv_send_wr& wr, ipc::SqWqe& w) {
   memset(&w, 0, offsetof(ipc::SqWqe, sge));
   w.wr_id = wr.wr_id;
@@ -40,7 +61,17 @@ int encode_send(Qp& q, const ibv_send_wr& wr, ipc::SqWqe& w) {
     case IBV_WR_SEND:
     case IBV_WR_SEND_WITH_IMM:
       break;
+    case IBV_WR_BIND_MW:
+    case IBV_WR_LOCAL_INV:
+      if (ud) return EINVAL;  // man ibv_post_send: UC, RC and XRC only
+      if (wr.opcode == IBV_WR_LOCAL_INV) {
+        w.imm_data = wr.invalidate_rkey;
+        return 0;
+      }
+      return encode_bind(w, wr.bind_mw.mw, wr.bind_mw.rkey, wr.bind_mw.bind_info);
     case IBV_WR_SEND_WITH_INV:
+      if (!send_inv_ok(q)) return EINVAL;
+      [[fallthrough]];
     case IBV_WR_RDMA_WRITE:
     case IBV_WR_RDMA_WRITE_WITH_IMM:
     case IBV_WR_RDMA_READ:
@@ -219,6 +250,12 @@ void wr_send_imm(ibv_qp_ex* qpx, __be32 imm) {
   if (auto* w = begin_wqe(qpx, IBV_WR_SEND_WITH_IMM)) w->imm_data = imm;
 }
 void wr_send_inv(ibv_qp_ex* qpx, uint32_t rkey) {
+  Qp& q = *Qp::from(qpx);
+  if (!send_inv_ok(q)) {
+    q.batch_cur = nullptr;
+    if (!q.batch_error) q.batch_error = EINVAL;
+    return;
+  }
   if (auto* w = begin_wqe(qpx, IBV_WR_SEND_WITH_INV)) w->imm_data = rkey;
 }
 void wr_rdma_write(ibv_qp_ex* qpx, uint32_t rkey, uint64_t addr) {
@@ -253,10 +290,23 @@ void wr_unsupported(Qp& q) {
   q.batch_cur = nullptr;
   if (!q.batch_error) q.batch_error = EOPNOTSUPP;
 }
-void wr_bind_mw(ibv_qp_ex* qpx, ibv_mw*, uint32_t, const ibv_mw_bind_info*) {
-  wr_unsupported(*Qp::from(qpx));
+// A bind or invalidate on a UD QP, or a bind mlx5 refuses: the batch fails at wr_complete.
+bool local_op_ok(Qp& q, int err) {
+  if (!err && q.qpx.qp_base.qp_type != IBV_QPT_UD) return true;
+  q.batch_cur = nullptr;
+  if (!q.batch_error) q.batch_error = err ? err : EINVAL;
+  return false;
 }
-void wr_local_inv(ibv_qp_ex* qpx, uint32_t) { wr_unsupported(*Qp::from(qpx)); }
+void wr_bind_mw(ibv_qp_ex* qpx, ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info* info) {
+  Qp& q = *Qp::from(qpx);
+  ipc::SqWqe probe{};
+  if (!local_op_ok(q, info ? encode_bind(probe, mw, rkey, *info) : EINVAL)) return;
+  if (auto* w = begin_wqe(qpx, IBV_WR_BIND_MW)) encode_bind(*w, mw, rkey, *info);
+}
+void wr_local_inv(ibv_qp_ex* qpx, uint32_t rkey) {
+  if (!local_op_ok(*Qp::from(qpx), 0)) return;
+  if (auto* w = begin_wqe(qpx, IBV_WR_LOCAL_INV)) w->imm_data = rkey;
+}
 void wr_send_tso(ibv_qp_ex* qpx, void*, uint16_t, uint16_t) { wr_unsupported(*Qp::from(qpx)); }
 void wr_set_xrc_srqn(ibv_qp_ex* qpx, uint32_t) { wr_unsupported(*Qp::from(qpx)); }
 void wr_atomic_write(ibv_qp_ex* qpx, uint32_t, uint64_t, const void*) {
@@ -364,6 +414,22 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   if (idx != q.sq.header()->producer.load(std::memory_order_relaxed))
     publish(q.ctx, q.sq.header(), idx);
   return err;
+}
+
+// ibv_bind_mw (type 1; the inline wrapper checked the type and the PDs): posted as a
+// BIND_MW WR with the next key variant; mw->rkey takes it once posted (mlx5_bind_mw).
+int bind_mw(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* mw_bind) {
+  ibv_send_wr wr{};
+  wr.wr_id = mw_bind->wr_id;
+  wr.opcode = IBV_WR_BIND_MW;
+  wr.send_flags = mw_bind->send_flags;
+  wr.bind_mw.mw = mw;
+  wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+  wr.bind_mw.bind_info = mw_bind->bind_info;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = post_send(qp, &wr, &bad)) return rc;
+  mw->rkey = wr.bind_mw.rkey;
+  return 0;
 }
 
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {

@@ -63,6 +63,11 @@ struct Mr {
   static Mr* from(ibv_mr* m) { return container<Mr>(m, offsetof(Mr, mr)); }
 };
 
+struct Mw {
+  ibv_mw mw{};                          // mw.handle is the daemon's handle
+  static Mw* from(ibv_mw* m) { return container<Mw>(m, offsetof(Mw, mw)); }
+};
+
 struct Ah {
   ibv_ah ah{};
   ipc::WireAv av{};
@@ -132,6 +137,7 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc);
 int req_notify_cq(ibv_cq* cq, int solicited_only);
+int bind_mw(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* mw_bind);
 void install_cq_ex_ops(ibv_cq_ex* cq);
 void install_qp_ex_ops(ibv_qp_ex* qp);
 

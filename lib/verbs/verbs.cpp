@@ -248,6 +248,29 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
   return &b;
 }
 
+// ---- memory windows (context ops: ibv_alloc_mw / ibv_dealloc_mw are inline in verbs.h) ----
+
+ibv_mw* alloc_mw_op(ibv_pd* pd, ibv_mw_type type) {
+  ipc::AllocMwReq req{pd->handle, static_cast<uint32_t>(type)};
+  ipc::AllocMwResp resp{};
+  if (int rc = call(pd->context, ipc::Op::AllocMw, &req, sizeof(req), &resp, sizeof(resp)))
+    return fail<ibv_mw>(rc);
+  auto* mw = new Mw();
+  mw->mw.context = pd->context;
+  mw->mw.pd = pd;
+  mw->mw.rkey = resp.rkey;
+  mw->mw.handle = resp.handle;
+  mw->mw.type = type;
+  return &mw->mw;
+}
+
+int dealloc_mw_op(ibv_mw* mw) {
+  ipc::HandleReq req{mw->handle};
+  if (int rc = call(mw->context, ipc::Op::DeallocMw, &req, sizeof(req))) return rc;
+  delete Mw::from(mw);
+  return 0;
+}
+
 ibv_context* open_daemon_device(Device* d) {
   auto* ctx = new Context();
   ctx->device = d;
@@ -274,6 +297,9 @@ ibv_context* open_daemon_device(Device* d) {
   c.ops.post_send = post_send;
   c.ops.post_recv = post_recv;
   c.ops.post_srq_recv = post_srq_recv;
+  c.ops.alloc_mw = alloc_mw_op;
+  c.ops.dealloc_mw = dealloc_mw_op;
+  c.ops.bind_mw = bind_mw;
   return &c;
 }
 

@@ -83,6 +83,7 @@ int Hca::rereg_mr(uint32_t lkey, uint32_t flags, uint32_t pd, MemorySpace* mem, 
   auto& im = *impl_;
   auto it = im.mrs.find(lkey);
   if (it == im.mrs.end()) return ENOENT;
+  if (it->second.bound_mws) return EBUSY;  // windows would lose (or move with) their bytes
   im.flush_all_writes();
   constexpr uint32_t kAll = kReregChangeTranslation | kReregChangePd | kReregChangeAccess;
   if (flags == 0 || (flags & ~kAll)) return EINVAL;
@@ -111,6 +112,9 @@ int Hca::rereg_mr(uint32_t lkey, uint32_t flags, uint32_t pd, MemorySpace* mem, 
 int Hca::dereg_mr(uint32_t lkey) {
   auto it = impl_->mrs.find(lkey);
   if (it == impl_->mrs.end()) return ENOENT;
+  // IBTA 10.6.7.2.6 and man ibv_alloc_mw: deregistering an MR with bound windows fails
+  // (EBUSY, "still in use", as for a PD with MRs; rxe returns EINVAL, mlx5 does not check).
+  if (it->second.bound_mws) return EBUSY;
   impl_->flush_all_writes();  // accepted WRITE bytes land before the region goes away
   impl_->pds[it->second.pd].refs--;
   impl_->mrs.erase(it);
@@ -256,6 +260,7 @@ int Hca::destroy_qp(uint32_t qpn) {
   im.flush_write(qp);
   im.engine.cancel(qp.ack_timer);
   im.engine.cancel(qp.rnr_wait);
+  im.free_qp_windows(qpn);  // type 2 windows bound to it can never be used again
   im.pds[qp.init.pd].refs--;
   im.cqs[qp.init.send_cq].refs--;
   im.cqs[qp.init.recv_cq].refs--;
@@ -290,9 +295,19 @@ int Hca::post_send(uint32_t qpn, const SendWr& wr) {
       if (atomic && !im.config.atomics) return EINVAL;
       break;
   }
-  if (wr.opcode == WrOpcode::LocalInv || wr.opcode == WrOpcode::BindMw ||
-      wr.opcode == WrOpcode::SendWithInv)
+  const bool mw_op = wr.opcode == WrOpcode::LocalInv || wr.opcode == WrOpcode::BindMw ||
+                     wr.opcode == WrOpcode::SendWithInv;
+  if (mw_op && !im.config.mem_windows) return EINVAL;
+  // IETH (SEND LAST/ONLY with Invalidate) is an RC opcode here: UC would need its own
+  // opcodes, and RDMAP's Send with Invalidate is not modelled on iWARP.
+  if (wr.opcode == WrOpcode::SendWithInv && (qp.init.type != QpType::RC || im.is_iwarp()))
     return EINVAL;
+  if (wr.opcode == WrOpcode::BindMw) {
+    // mlx5 binds through a KLM UMR that spans at most 2 GiB (set_bind_wr: EOPNOTSUPP);
+    // zero-based windows are refused (mlx5_bind_mw: EINVAL; o10-36.2.2 for type 1).
+    if (wr.bind.length > (uint64_t{1} << 31)) return EOPNOTSUPP;
+    if (wr.bind.access & kAccessZeroBased) return EINVAL;
+  }
   if (atomic && is_inline) return EINVAL;
   // RDMAP (RFC 5040) has no immediate data: irdma refuses these opcodes on iWARP (EINVAL).
   if (im.is_iwarp() && (wr.opcode == WrOpcode::RdmaWriteWithImm || wr.opcode == WrOpcode::SendWithImm))
@@ -308,6 +323,7 @@ int Hca::post_send(uint32_t qpn, const SendWr& wr) {
     w.length = static_cast<uint32_t>(len);
   }
   if (atomic) w.length = 8;
+  if (w.is_local_op()) w.length = 0;
   qp.sq.push_back(std::move(w));
   if (st == QpState::Err) {  // posts to a QP in ERR complete with a flush error
     SendWqe flushed = std::move(qp.sq.back());
@@ -405,6 +421,8 @@ void Hca::Impl::complete_send(Qp& qp, const SendWqe& w, WcStatus status) {
     case WrOpcode::RdmaRead: c.opcode = WcOpcode::RdmaRead; break;
     case WrOpcode::AtomicCmpAndSwp: c.opcode = WcOpcode::CompSwap; break;
     case WrOpcode::AtomicFetchAndAdd: c.opcode = WcOpcode::FetchAdd; break;
+    case WrOpcode::BindMw: c.opcode = WcOpcode::BindMw; break;
+    case WrOpcode::LocalInv: c.opcode = WcOpcode::LocalInv; break;
     default: c.opcode = WcOpcode::Send; break;
   }
   if (status == WcStatus::Success) c.byte_len = w.length;

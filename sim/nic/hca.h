@@ -29,6 +29,9 @@ struct HcaConfig {
   uint32_t max_cq = 16777216;
   uint32_t max_cqe = 4194303;
   uint32_t max_mr = 16777216;
+  // Memory windows (type 1 and 2B). mlx5 reports max_mw = 1 << log_max_mkey, the MR limit.
+  bool mem_windows = true;
+  uint32_t max_mw = 16777216;
   uint64_t max_mr_size = ~0ull;
   uint32_t max_pd = 16777216;
   uint32_t max_srq = 8388608;
@@ -102,12 +105,20 @@ class Hca : public net::Node {
   // address remote peers use (== addr for ibv_reg_mr).
   int reg_mr(uint32_t pd, MemorySpace* mem, uint64_t addr, uint64_t length, uint64_t iova,
              uint32_t access, MrKeys* keys);
+  // EBUSY while memory windows are bound to the MR (IBTA 10.6.7.2.6, man ibv_alloc_mw).
   int dereg_mr(uint32_t lkey);
   // ibv_rereg_mr: `flags` (ReregFlags) says which of PD, translation (mem, addr, length;
   // iova = addr) and access change; the others keep their values. The keys stay the same.
   // On error nothing changes.
   int rereg_mr(uint32_t lkey, uint32_t flags, uint32_t pd, MemorySpace* mem, uint64_t addr,
                uint64_t length, uint32_t access, MrKeys* keys);
+
+  // Memory windows (IBTA 10.6.7). alloc_mw: *rkey is the window's key, unbound (its 24-bit
+  // index never changes; binds change the low 8 bits). EOPNOTSUPP when the device has no
+  // memory windows, EINVAL for another type. dealloc_mw takes any key of the window
+  // (the index selects it) and unbinds it if bound.
+  int alloc_mw(uint32_t pd, MwType type, uint32_t* rkey);
+  int dealloc_mw(uint32_t rkey);
 
   int create_cq(uint32_t cqe, CompletionSink sink, uint32_t* cq);
   int destroy_cq(uint32_t cq);

@@ -59,6 +59,22 @@ struct Mr {
   uint64_t iova = 0;    // address peers use for the first byte
   uint32_t access = 0;
   uint32_t key = 0;     // lkey == rkey
+  uint32_t bound_mws = 0;  // memory windows bound to it (dereg/rereg are EBUSY meanwhile)
+};
+
+// A memory window (IBTA 10.6.7). Type 1 is bound by ibv_bind_mw and stays usable from any
+// QP of its PD; type 2B is bound by a BIND_MW work request, usable only through that QP,
+// and freed by LOCAL_INV or SEND_WITH_INV. Keyed in Impl::mws by the 24-bit index.
+struct Mw {
+  uint32_t pd = 0;
+  MwType type = MwType::Type1;
+  uint32_t rkey = 0;        // the current key
+  bool bound = false;       // type 2: Valid (true) or Free
+  uint32_t mr = 0;          // key of the MR it exposes (0: none, a zero-length window)
+  uint64_t addr = 0;        // iova of the first byte (MR address space)
+  uint64_t length = 0;
+  uint32_t access = 0;      // REMOTE_* rights through the window
+  uint32_t qpn = 0;         // type 2: the QP it is bound to
 };
 
 struct Cq {
@@ -90,6 +106,10 @@ struct SendWqe {
   net::Payload data;               // gathered bytes (SEND / WRITE)
   uint32_t resp_received = 0; // READ: bytes of response data placed so far
   uint32_t last_psn() const { return psn_add(first_psn, npsn - 1); }
+  // BIND_MW / LOCAL_INV: executed by the NIC when the requester reaches them; no packets.
+  bool is_local_op() const {
+    return wr.opcode == WrOpcode::BindMw || wr.opcode == WrOpcode::LocalInv;
+  }
   bool is_read_or_atomic() const {
     return wr.opcode == WrOpcode::RdmaRead || wr.opcode == WrOpcode::AtomicCmpAndSwp ||
            wr.opcode == WrOpcode::AtomicFetchAndAdd;
@@ -183,6 +203,7 @@ struct Hca::Impl {
   uint64_t next_packet_id = 1;
   std::map<uint32_t, Pd> pds;
   std::map<uint32_t, Mr> mrs;
+  std::map<uint32_t, Mw> mws;   // by key index (rkey >> 8); MRs and MWs share the index space
   std::map<uint32_t, Cq> cqs;
   std::map<uint32_t, Srq> srqs;
   std::map<uint32_t, std::unique_ptr<Qp>> qps;
@@ -210,8 +231,19 @@ struct Hca::Impl {
   // Finds the MR `key` covering [addr, addr+len) with all of `access` (0: local read only),
   // in protection domain `pd`. Local addresses for lkey, iova for rkey.
   const Mr* check_local(uint32_t pd, const Sge& sge, uint32_t access) const;
-  const Mr* check_remote(uint32_t pd, uint32_t rkey, uint64_t va, uint64_t len,
+  // An rkey is an MR's or a bound memory window's: through a window the window's bounds
+  // and rights apply, and a type 2 window only through the QP it is bound to. Returns
+  // the MR that holds the bytes (va is in its iova space either way).
+  const Mr* check_remote(const Qp& qp, uint32_t rkey, uint64_t va, uint64_t len,
                          uint32_t access) const;
+  // BIND_MW and LOCAL_INV of sq WQE `w` (mw.cpp): Success or the completion status.
+  WcStatus bind_mw(Qp& qp, const SendWqe& w);
+  WcStatus local_inv(Qp& qp, uint32_t rkey);
+  // SEND_WITH_INV at the responder: true when `rkey` named a type 2 window of this QP.
+  bool remote_inv(Qp& qp, uint32_t rkey);
+  void unbind(Mw& mw);
+  // destroy_qp: type 2 windows bound to the QP are freed.
+  void free_qp_windows(uint32_t qpn);
   // Gathers an SGL into one buffer. False on a protection error.
   bool gather(uint32_t pd, const std::vector<Sge>& sgl, net::Bytes& out) const;
   // Scatters `len` bytes at message offset `off` into an SGL (local write access required).

@@ -14,14 +14,29 @@ const Mr* Hca::Impl::check_local(uint32_t pd, const Sge& sge, uint32_t access) c
   return &mr;
 }
 
-const Mr* Hca::Impl::check_remote(uint32_t pd, uint32_t rkey, uint64_t va, uint64_t len,
+const Mr* Hca::Impl::check_remote(const Qp& qp, uint32_t rkey, uint64_t va, uint64_t len,
                                   uint32_t access) const {
+  const uint32_t pd = qp.init.pd;
+  auto in_range = [&](uint64_t base, uint64_t size) {
+    return va >= base && va - base <= size && len <= size - (va - base);
+  };
   auto it = mrs.find(rkey);
-  if (it == mrs.end()) return nullptr;
+  if (it == mrs.end()) {
+    // A memory window (IBTA 10.6.7.3): the exact current key, bound, same PD, a type 2
+    // window only through its QP; its own bounds and rights (a zero-length window grants
+    // nothing, as rxe_lookup_mw has it). The MR behind it is known to exist: dereg is EBUSY.
+    auto w = mws.find(rkey >> 8);
+    if (w == mws.end()) return nullptr;
+    const Mw& mw = w->second;
+    if (mw.rkey != rkey || !mw.bound || mw.length == 0 || mw.pd != pd) return nullptr;
+    if (mw.type == MwType::Type2 && mw.qpn != qp.qpn) return nullptr;
+    if ((mw.access & access) != access || !in_range(mw.addr, mw.length)) return nullptr;
+    auto m = mrs.find(mw.mr);
+    return m == mrs.end() ? nullptr : &m->second;
+  }
   const Mr& mr = it->second;
   if (mr.pd != pd || (mr.access & access) != access) return nullptr;
-  if (va < mr.iova || va - mr.iova > mr.length || len > mr.length - (va - mr.iova))
-    return nullptr;
+  if (!in_range(mr.iova, mr.length)) return nullptr;
   return &mr;
 }
 

@@ -104,6 +104,24 @@ net::PacketPtr Hca::Impl::next_request(Qp& qp) {
   const WrOpcode op = w.wr.opcode;
   const bool rc = qp.init.type == QpType::RC;
   const uint32_t mtu = qp.mtu;
+  if (w.is_local_op()) {
+    // BIND_MW / LOCAL_INV run in the NIC when the send queue reaches them, once (a
+    // go-back-N over an executed one skips it); they take no PSN and send nothing.
+    if (!w.started) {
+      w.started = true;
+      w.first_psn = qp.next_psn;
+      w.npsn = 0;
+      const WcStatus st = op == WrOpcode::BindMw ? bind_mw(qp, w) : local_inv(qp, w.wr.invalidate_rkey);
+      if (st != WcStatus::Success) {
+        fail_wqe(qp, qp.tx_wqe, st);
+        return nullptr;
+      }
+      w.done = true;
+    }
+    qp.tx_wqe++;
+    complete_acked(qp);
+    return nullptr;
+  }
   if (!w.started) {
     // First transmission: check local buffers, gather the data, assign PSNs.
     WcStatus err = WcStatus::Success;
@@ -165,16 +183,18 @@ net::PacketPtr Hca::Impl::next_request(Qp& qp) {
   } else {
     const bool write = op == WrOpcode::RdmaWrite || op == WrOpcode::RdmaWriteWithImm;
     const bool imm = op == WrOpcode::RdmaWriteWithImm || op == WrOpcode::SendWithImm;
+    const bool inv = op == WrOpcode::SendWithInv;
     const uint32_t off = qp.tx_pkt * mtu;
     const uint32_t len = std::min(mtu, w.length - std::min(off, w.length));
     const bool first = qp.tx_pkt == 0;
     last = qp.tx_pkt + 1 == w.npsn;
     // IBTA opcodes: SEND FIRST 0 MIDDLE 1 LAST 2 LAST_IMM 3 ONLY 4 ONLY_IMM 5;
-    // RDMA WRITE FIRST 6 MIDDLE 7 LAST 8 LAST_IMM 9 ONLY 0xa ONLY_IMM 0xb.
+    // RDMA WRITE FIRST 6 MIDDLE 7 LAST 8 LAST_IMM 9 ONLY 0xa ONLY_IMM 0xb;
+    // SEND LAST_INV 0x16 ONLY_INV 0x17 (RC).
     uint8_t code;
-    if (first && last) code = imm ? 5 : 4;
+    if (first && last) code = inv ? 0x17 : imm ? 5 : 4;
     else if (first) code = 0;
-    else if (last) code = imm ? 3 : 2;
+    else if (last) code = inv ? 0x16 : imm ? 3 : 2;
     else code = 1;
     if (write) code = code == 0 ? 6 : code == 1 ? 7 : code + 6;
     p = new_packet(qp, tx_av(qp), dest, tb | code, psn);
@@ -185,6 +205,10 @@ net::PacketPtr Hca::Impl::next_request(Qp& qp) {
     if (imm && last) {
       p->headers |= net::kHasImm;
       p->imm = w.wr.imm_data;
+    }
+    if (inv && last) {
+      p->headers |= net::kHasIeth;
+      p->imm = w.wr.invalidate_rkey;
     }
     if (qp.init.type == QpType::UD) {
       p->headers |= net::kHasDeth;

@@ -12,11 +12,12 @@ constexpr uint8_t kNakSeq = 0x60, kNakInvReq = 0x61, kNakRemAccess = 0x62, kNakR
 constexpr size_t kAtomicHistory = 64;   // executed atomics remembered for duplicates
 
 bool is_first_or_only(uint8_t op) {
-  return op == 0x00 || op == 0x04 || op == 0x05 || op == 0x06 || op == 0x0a || op == 0x0b;
+  return op == 0x00 || op == 0x04 || op == 0x05 || op == 0x06 || op == 0x0a || op == 0x0b ||
+         op == 0x17;
 }
 bool is_last_or_only(uint8_t op) {
   return op == 0x02 || op == 0x03 || op == 0x04 || op == 0x05 || op == 0x08 || op == 0x09 ||
-         op == 0x0a || op == 0x0b;
+         op == 0x0a || op == 0x0b || op == 0x16 || op == 0x17;
 }
 
 }  // namespace
@@ -88,7 +89,7 @@ void Hca::Impl::send_ack(Qp& qp, uint8_t syndrome, uint32_t psn) {
 void Hca::Impl::respond_read(Qp& qp, const net::Packet& req, uint32_t psn) {
   const uint32_t len = req.reth.dma_len;
   const uint32_t n = std::max<uint32_t>(1, (len + qp.mtu - 1) / qp.mtu);
-  const Mr* mr = len ? check_remote(qp.init.pd, req.reth.rkey, req.reth.va, len, kAccessRemoteRead)
+  const Mr* mr = len ? check_remote(qp, req.reth.rkey, req.reth.va, len, kAccessRemoteRead)
                      : nullptr;
   auto buf = std::make_shared<net::Bytes>(len);
   if (len && !mr->mem->read(mr->addr + (req.reth.va - mr->iova), buf->data(), len)) {
@@ -166,7 +167,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
     counters.duplicates++;
     if (op == 0x0c) {
       // READs are idempotent: respond again from memory.
-      if (check_remote(pd, p.reth.rkey, p.reth.va, p.reth.dma_len, kAccessRemoteRead) ||
+      if (check_remote(qp, p.reth.rkey, p.reth.va, p.reth.dma_len, kAccessRemoteRead) ||
           p.reth.dma_len == 0)
         respond_read(qp, p, psn);
     } else if (op == 0x13 || op == 0x14) {
@@ -201,14 +202,15 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
     return;
   }
 
-  const bool send = op <= 0x05;
+  const bool inv = rc && (op == 0x16 || op == 0x17);  // SEND LAST/ONLY with Invalidate
+  const bool send = op <= 0x05 || inv;
   const bool write = op >= 0x06 && op <= 0x0b;
   if (op == 0x0c || op == 0x13 || op == 0x14) {
     if (!rc) return;
     if (op == 0x0c) {
       const uint32_t len = p.reth.dma_len;
       if (!(qp.attr.qp_access_flags & kAccessRemoteRead) ||
-          (len && !check_remote(pd, p.reth.rkey, p.reth.va, len, kAccessRemoteRead))) {
+          (len && !check_remote(qp, p.reth.rkey, p.reth.va, len, kAccessRemoteRead))) {
         fatal_nak(kNakRemAccess);
         return;
       }
@@ -222,7 +224,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
       fatal_nak(kNakInvReq);
       return;
     }
-    const Mr* mr = check_remote(pd, p.atomic.rkey, p.atomic.va, 8, kAccessRemoteAtomic);
+    const Mr* mr = check_remote(qp, p.atomic.rkey, p.atomic.va, 8, kAccessRemoteAtomic);
     if (!(qp.attr.qp_access_flags & kAccessRemoteAtomic) || !mr) {
       fatal_nak(kNakRemAccess);
       return;
@@ -296,17 +298,29 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
       return;
     }
     qp.msg_bytes += len;
+    if (last && inv && !remote_inv(qp, p.imm)) {
+      // The IETH names no type 2 window bound to this QP: IBTA class J. The receive
+      // completes in error (REM_INV_REQ_ERR, as rxe reports it), the requester gets NAK
+      // Invalid Request and the responder QP goes to ERR.
+      qp.in_msg = false;
+      recv_complete(qp, qp.cur_recv, qp.cur_srq, WcStatus::RemInvReqErr, WcOpcode::Recv, 0, 0, 0,
+                    qp.attr.dest_qp_num);
+      fatal_nak(kNakInvReq, true);
+      return;
+    }
     if (last) {
       qp.in_msg = false;
       qp.msn++;
+      // With invalidate: wc.invalidated_rkey (host order) shares imm_data's place.
+      const uint32_t flags = imm ? uint32_t{kWcWithImm} : inv ? uint32_t{kWcWithInv} : 0u;
       recv_complete(qp, qp.cur_recv, qp.cur_srq, WcStatus::Success, WcOpcode::Recv,
-                    qp.msg_bytes, imm ? p.imm : 0, imm ? uint32_t{kWcWithImm} : 0u, qp.attr.dest_qp_num);
+                    qp.msg_bytes, imm || inv ? p.imm : 0, flags, qp.attr.dest_qp_num);
     }
   } else {  // RDMA WRITE
     if (first) {
       const uint32_t dlen = p.reth.dma_len;
       if (!(qp.attr.qp_access_flags & kAccessRemoteWrite) ||
-          (dlen && !check_remote(pd, p.reth.rkey, p.reth.va, dlen, kAccessRemoteWrite))) {
+          (dlen && !check_remote(qp, p.reth.rkey, p.reth.va, dlen, kAccessRemoteWrite))) {
         fatal_nak(kNakRemAccess);
         return;
       }
@@ -334,7 +348,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
       return;
     }
     if (len) {
-      const Mr* mr = check_remote(pd, qp.write_rkey, qp.write_va + qp.msg_bytes, len,
+      const Mr* mr = check_remote(qp, qp.write_rkey, qp.write_va + qp.msg_bytes, len,
                                   kAccessRemoteWrite);
       if (!mr ||
           !stage_write(qp, mr->mem, mr->addr + (qp.write_va + qp.msg_bytes - mr->iova), p, len)) {

@@ -12,6 +12,8 @@ namespace rdmasim::nic {
 
 enum class QpType : uint8_t { RC = 2, UC = 3, UD = 4 };  // IBV_QPT_*
 
+enum class MwType : uint8_t { Type1 = 1, Type2 = 2 };  // IBV_MW_TYPE_* (type 2 is 2B)
+
 enum class QpState : uint8_t { Reset = 0, Init, Rtr, Rts, Sqd, Sqe, Err };  // IBV_QPS_*
 
 enum class WrOpcode : uint8_t {  // IBV_WR_*
@@ -177,6 +179,19 @@ struct SendWr {
   uint32_t rkey = 0;
   uint64_t compare_add = 0;           // atomic
   uint64_t swap = 0;
+  uint32_t invalidate_rkey = 0;       // LOCAL_INV / SEND_WITH_INV
+  // BIND_MW: the window (by its current rkey; the 24-bit index selects it), the rkey it
+  // takes (only the low 8 bits are the consumer's, as ibv_inc_rkey changes them), and the
+  // range of the MR `mr_lkey` it exposes with `access` (AccessFlags: REMOTE_*). mr_lkey 0
+  // with length 0 unbinds a type 1 window.
+  struct MwBind {
+    uint32_t mw_rkey = 0;
+    uint32_t new_rkey = 0;
+    uint32_t mr_lkey = 0;
+    uint32_t access = 0;
+    uint64_t addr = 0;
+    uint64_t length = 0;
+  } bind;
   AddressVector av;                   // UD
   uint32_t remote_qpn = 0;            // UD
   uint32_t remote_qkey = 0;           // UD
@@ -196,7 +211,7 @@ struct Completion {
   WcOpcode opcode = WcOpcode::Send;
   uint32_t vendor_err = 0;
   uint32_t byte_len = 0;
-  uint32_t imm_data = 0;              // network byte order
+  uint32_t imm_data = 0;              // network byte order; with kWcWithInv the invalidated rkey (host order)
   uint32_t qp_num = 0;
   uint32_t src_qp = 0;
   uint32_t wc_flags = 0;              // WcFlags

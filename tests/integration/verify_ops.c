@@ -7,16 +7,8 @@
  * The client drives; after each operation the side that received data checks it and the
  * server reports its verdict in a SEND. Exit 0 only if every check passed.
  */
-#include <arpa/inet.h>
-#include <infiniband/verbs.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#define PAIR_NAME "verify_ops"
+#include "verbs_pair.h"
 
 #define BUF_SIZE (1u << 20)
 #define MSG_OFF (BUF_SIZE - 8192) /* outgoing control messages live near the end */
@@ -27,12 +19,10 @@
 #define SEND_LEN 10000            /* three packets at MTU 4096 */
 #define RECV_OFF (768 * 1024)   /* receive slots, see post_recv_msg */
 
-struct peer { uint32_t qpn, psn, rkey; uint16_t lid; uint8_t gid[16]; uint64_t addr; };
 struct msg { uint32_t type, len; uint64_t value; uint32_t ok; };
 enum { M_WROTE = 1, M_SENT_DATA, M_ATOMICS, M_VERDICT, M_BYE };
 
 static uint8_t pat(int which, size_t i) { return (uint8_t)(i * (which == 0 ? 7 : 13) + (which == 0 ? 3 : 5)); }
-static int die(const char *what) { fprintf(stderr, "verify_ops: %s\n", what); exit(1); }
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -40,18 +30,8 @@ static struct ibv_cq *cq;
 static struct ibv_qp *qp;
 static struct ibv_mr *mr;
 static uint8_t *buf;
-static int failures;
-
-static void check(int cond, const char *what) {
-  printf("%s: %s\n", cond ? "ok  " : "FAIL", what);
-  if (!cond) failures++;
-}
-
 static struct ibv_wc wait_wc(void) {
-  struct ibv_wc wc;
-  int n;
-  while ((n = ibv_poll_cq(cq, 1, &wc)) == 0) {}
-  if (n < 0) die("poll_cq failed");
+  struct ibv_wc wc = poll_one(cq);
   if (wc.status != IBV_WC_SUCCESS) {
     fprintf(stderr, "verify_ops: completion error %s (wr_id %llu)\n", ibv_wc_status_str(wc.status),
             (unsigned long long)wc.wr_id);
@@ -111,59 +91,12 @@ static void rdma(enum ibv_wr_opcode op, size_t loff, uint32_t len, uint64_t radd
   wait_wc();
 }
 
-static int tcp_exchange(const char *host, int port, struct peer *me, struct peer *them) {
-  int fd;
-  if (host) {
-    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res;
-    char ps[16];
-    snprintf(ps, sizeof ps, "%d", port);
-    if (getaddrinfo(host, ps, &hints, &res)) die("getaddrinfo");
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    int ok = -1;
-    for (int i = 0; i < 100 && ok; i++) {
-      ok = connect(fd, res->ai_addr, res->ai_addrlen);
-      if (ok) usleep(50000);
-    }
-    freeaddrinfo(res);
-    if (ok) die("connect");
-  } else {
-    int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = INADDR_ANY};
-    if (bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1)) die("bind/listen");
-    fd = accept(ls, NULL, NULL);
-    close(ls);
-    if (fd < 0) die("accept");
-  }
-  if (write(fd, me, sizeof *me) != sizeof *me) die("write peer info");
-  size_t got = 0;
-  while (got < sizeof *them) {
-    ssize_t r = read(fd, (char *)them + got, sizeof *them - got);
-    if (r <= 0) die("read peer info");
-    got += r;
-  }
-  return fd;
-}
-
 int main(int argc, char **argv) {
-  const char *dev = NULL;
-  int gidx = 0, port = 18600, opt;
-  while ((opt = getopt(argc, argv, "d:g:p:")) != -1) {
-    if (opt == 'd') dev = optarg;
-    else if (opt == 'g') gidx = atoi(optarg);
-    else if (opt == 'p') port = atoi(optarg);
-    else die("usage: verify_ops [-d DEV] [-g GIDX] [-p PORT] [SERVER]");
-  }
-  const char *server = optind < argc ? argv[optind] : NULL;
-  int is_client = server != NULL;
-
-  int n;
-  struct ibv_device **list = ibv_get_device_list(&n);
-  if (!list || n == 0) die("no devices");
-  struct ibv_device *d = list[0];
-  for (int i = 0; dev && i < n; i++)
-    if (!strcmp(ibv_get_device_name(list[i]), dev)) d = list[i];
-  if (!(ctx = ibv_open_device(d))) die("open_device");
+  const struct pair_args args = parse_args(argc, argv, 18600);
+  const char *dev = args.dev, *server = args.server;
+  const int gidx = args.gidx, port = args.port, is_client = server != NULL;
+  struct ibv_device **list;
+  ctx = open_named(dev, &list);
   struct ibv_port_attr pa;
   if (ibv_query_port(ctx, 1, &pa)) die("query_port");
   if (!(pd = ibv_alloc_pd(ctx))) die("alloc_pd");
@@ -186,36 +119,9 @@ int main(int argc, char **argv) {
   memcpy(me.gid, gid.raw, 16);
   int fd = tcp_exchange(server, port, &me, &them);
 
-  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-                          .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC};
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) die("to INIT");
+  qp_to_init(qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
   for (int i = 0; i < RECV_SLOTS - 1; i++) post_recv_msg();
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = pa.active_mtu;
-  a.dest_qp_num = them.qpn;
-  a.rq_psn = them.psn;
-  a.max_dest_rd_atomic = 4;
-  a.min_rnr_timer = 12;
-  a.ah_attr.dlid = them.lid;
-  a.ah_attr.port_num = 1;
-  if (pa.link_layer == IBV_LINK_LAYER_ETHERNET) {
-    a.ah_attr.is_global = 1;
-    memcpy(a.ah_attr.grh.dgid.raw, them.gid, 16);
-    a.ah_attr.grh.sgid_index = gidx;
-    a.ah_attr.grh.hop_limit = 64;
-  }
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) die("to RTR");
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTS;
-  a.sq_psn = me.psn;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.max_rd_atomic = 4;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                IBV_QP_MAX_QP_RD_ATOMIC)) die("to RTS");
+  qp_to_rts(qp, &pa, gidx, me.psn, &them);
   /* Both QPs are ready before the client sends anything. */
   char sync = 1;
   if (write(fd, &sync, 1) != 1 || read(fd, &sync, 1) != 1) die("sync");
