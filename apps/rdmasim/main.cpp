@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "apps/rdmasim/daemon.h"
+#include "apps/rdmasim/study.h"
 #include "lib/ipc/proto.h"
 #include "sim/topo/fabric.h"
 
@@ -47,6 +48,12 @@ usage:
       Runs PROGRAM with the drop-in libibverbs.so.1 (LD_LIBRARY_PATH=<builddir>/lib/verbs,
       or $RDMASIM_LIBDIR) as simulated host NAME (RDMASIM_HOST); RDMASIM_FABRIC and
       RDMASIM_SOCKET are set from --fabric/--socket. The library starts a daemon if none runs.
+  rdmasim study STUDY.json [--out DIR]
+      Runs a study in-process (no daemon, no wall-clock pacing): the study's fabric with one
+      HCA model per NIC and its flows (see configs/README.md, "Studies"). Writes
+      flows.json, flows.csv, counters.json, queues.csv (when sampling) and report.html into
+      DIR (default: ./<study name>.out) and a summary to stdout. Exit 0 when every flow
+      finished, 1 when one did not (each is named), 2 for a bad study file.
   rdmasim counters [--socket PATH]
       Prints the daemon's counters (JSON): its own, per NIC and per fabric port.
   rdmasim shutdown [--socket PATH]
@@ -257,6 +264,53 @@ int cmd_exec(const std::vector<std::string>& args) {
   return 127;
 }
 
+int cmd_study(const std::vector<std::string>& args) {
+  std::string path, out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--out" && i + 1 < args.size()) {
+      out = args[++i];
+    } else if (!a.empty() && a[0] == '-') {
+      std::cerr << "rdmasim study: unknown option " << a << "\n";
+      return 2;
+    } else if (path.empty()) {
+      path = a;
+    } else {
+      std::cerr << "rdmasim study: more than one study file (" << path << ", " << a << ")\n";
+      return 2;
+    }
+  }
+  if (path.empty()) {
+    std::cerr << "rdmasim study: no study file given (rdmasim study STUDY.json [--out DIR])\n";
+    return 2;
+  }
+  nlohmann::json j;
+  std::string why;
+  if (!load_json(path, &j, &why)) {
+    std::cerr << "rdmasim: " << why << "\n";
+    return 2;
+  }
+  namespace st = rdmasim::study;
+  st::StudySpec spec;
+  try {
+    const size_t slash = path.rfind('/');
+    spec = st::parse_study(j, slash == std::string::npos ? "." : path.substr(0, slash));
+  } catch (const rdmasim::topo::ConfigError& e) {
+    for (const auto& line : e.errors()) std::cerr << path << ": " << line << "\n";
+    return 2;
+  }
+  if (out.empty()) out = spec.name + ".out";
+  try {
+    const st::StudyResult result = st::run_study(spec);
+    st::write_outputs(spec, result, out);
+    std::cout << st::summary(spec, result) << "outputs in " << out << "/\n";
+    return result.ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "rdmasim study: " << e.what() << "\n";
+    return 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -269,6 +323,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (cmd == "fabric") return cmd_fabric(args);
   if (cmd == "exec") return cmd_exec(args);
+  if (cmd == "study") return cmd_study(args);
   if (cmd == "counters") return simple_request(args, rdmasim::ipc::Op::Counters);
   if (cmd == "shutdown") return simple_request(args, rdmasim::ipc::Op::Shutdown);
   std::cerr << "rdmasim: unknown command " << cmd << " (see rdmasim --help)\n";

@@ -1,0 +1,101 @@
+// `rdmasim study`: a fabric, a workload of flows and observation settings, run in-process
+// (no daemon, no wall-clock pacing) with one HCA model per host NIC, and its outputs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/time.h"
+#include "sim/net/packet.h"
+
+namespace rdmasim::study {
+
+enum class Op : uint8_t { Write, Read, Send };
+enum class QpKind : uint8_t { RC, UC, UD };
+
+const char* op_name(Op op);
+const char* qp_name(QpKind qp);
+
+// One flow: `messages` messages (the last one may be shorter) moving `bytes` of payload from
+// host `src` to host `dst`. For op read the dst's QP issues the READs of src's memory.
+struct FlowSpec {
+  std::string name;             // "host1->host16 (generators[0] incast)", or the given name
+  size_t src = 0, dst = 0;      // indices into the fabric's nics()
+  Op op = Op::Write;
+  QpKind qp = QpKind::RC;
+  uint32_t message_bytes = 65536;
+  uint64_t bytes = 0;           // total payload
+  uint64_t messages = 0;        // ceil(bytes / message_bytes)
+  Time start = 0;
+  uint8_t priority = 0;         // traffic class (RoCE: DSCP = 8 * priority) / SL (IB)
+  uint32_t window = 4;          // messages outstanding at once
+};
+
+struct StudySpec {
+  std::string name;
+  std::string fabric_source;    // "embedded default", "inline", or the config's path
+  nlohmann::json fabric;        // the fabric config, with the study's "observe" applied
+  std::vector<FlowSpec> flows;
+  Time time_limit = ms(100);
+  Time goodput_bin = us(1);
+};
+
+// Parses a study. `base_dir` resolves a relative fabric path (the study file's directory).
+// Throws topo::ConfigError with every problem ("study.flows[2].src: ..."), including the
+// fabric's own errors (prefixed with the config's path when the fabric is a file).
+StudySpec parse_study(const nlohmann::json& study, const std::string& base_dir);
+
+struct FlowResult {
+  bool finished = false;
+  std::string error;            // why the flow failed ("" when finished)
+  Time first_byte = -1;         // first payload packet at the receiving NIC
+  Time last_byte = -1;          // last payload packet at the receiving NIC
+  Time finish = -1;             // completion of the last work request (see StudySpec docs)
+  uint64_t bytes_received = 0;  // payload bytes that arrived (retransmissions included)
+  uint64_t messages_completed = 0;
+  Time ideal_fct = 0;           // wire bytes / bottleneck rate + base latency
+  double bottleneck_gbps = 0;
+  std::vector<uint64_t> rx_bins;   // payload bytes received per goodput bin
+};
+
+struct PortSeries {
+  std::string port;             // counters name, "sw0/15"
+  Time start = 0, interval = 0;
+  std::vector<std::array<uint32_t, 8>> samples;
+};
+
+struct StudyResult {
+  bool ok = false;              // every flow finished
+  std::vector<std::string> failures;
+  std::vector<FlowResult> flows;
+  nlohmann::json counters;      // {"fabric": ..., "hcas": {...}, "engine": {...}}
+  std::vector<PortSeries> queues;
+  std::string fabric_summary;
+  std::vector<std::string> nic_names;   // per NIC: "host", or "host/device" on multi-NIC hosts
+  Time end = 0;                 // simulated time when the run stopped
+  uint64_t events = 0;
+  double wall_seconds = 0;
+};
+
+// Runs the study to completion or to its time limit. Throws topo::ConfigError only for
+// problems found while building (none once parse_study accepted the study).
+StudyResult run_study(const StudySpec& spec);
+
+// flows.json, flows.csv, counters.json, queues.csv (when sampling is on) and report.html in
+// `dir` (created if missing). Throws std::runtime_error naming the file on an I/O error.
+void write_outputs(const StudySpec& spec, const StudyResult& result, const std::string& dir);
+
+// Per-flow records as written to flows.json.
+nlohmann::json flows_json(const StudySpec& spec, const StudyResult& result);
+
+// The self-contained HTML report with inline SVG plots.
+std::string report_html(const StudySpec& spec, const StudyResult& result);
+
+// A few lines for stdout.
+std::string summary(const StudySpec& spec, const StudyResult& result);
+
+}  // namespace rdmasim::study

@@ -1,0 +1,159 @@
+// A study's output files and its stdout summary.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "apps/rdmasim/study.h"
+
+namespace rdmasim::study {
+namespace {
+
+using nlohmann::json;
+
+double fct_ns(const FlowResult& r, const FlowSpec& f) { return r.finished ? to_ns(r.finish - f.start) : -1; }
+
+double goodput_gbps(const FlowResult& r, const FlowSpec& f) {
+  const Time fct = r.finish - f.start;
+  return r.finished && fct > 0 ? static_cast<double>(f.bytes) * 8 / to_ns(fct) : 0;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw std::runtime_error(path + ": cannot write: " + strerror(errno));
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string fmt(double v) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+json flows_json(const StudySpec& spec, const StudyResult& result) {
+  json out = json::array();
+  for (size_t k = 0; k < spec.flows.size(); ++k) {
+    const FlowSpec& f = spec.flows[k];
+    const FlowResult& r = result.flows[k];
+    const double fct = fct_ns(r, f);
+    const double ideal = to_ns(r.ideal_fct);
+    json bins = json::array();
+    for (uint64_t b : r.rx_bins) bins.push_back(static_cast<double>(b) * 8 / to_ns(spec.goodput_bin));
+    json j = {{"id", k}, {"name", f.name}, {"src", result.nic_names.at(f.src)},
+              {"dst", result.nic_names.at(f.dst)}, {"op", op_name(f.op)}, {"qp", qp_name(f.qp)},
+              {"priority", f.priority}, {"bytes", f.bytes}, {"messages", f.messages},
+              {"message_bytes", f.message_bytes}, {"window", f.window},
+              {"start_ns", to_ns(f.start)},
+              {"first_byte_ns", r.first_byte < 0 ? json() : json(to_ns(r.first_byte))},
+              {"last_byte_ns", r.last_byte < 0 ? json() : json(to_ns(r.last_byte))},
+              {"finish_ns", r.finished ? json(to_ns(r.finish)) : json()},
+              {"fct_ns", r.finished ? json(fct) : json()},
+              {"goodput_gbps", r.finished ? json(goodput_gbps(r, f)) : json()},
+              {"bottleneck_gbps", r.bottleneck_gbps},
+              {"ideal_fct_ns", ideal},
+              {"slowdown", r.finished && ideal > 0 ? json(fct / ideal) : json()},
+              {"bytes_received", r.bytes_received},
+              {"messages_completed", r.messages_completed},
+              {"status", r.finished ? "finished" : "failed"},
+              {"goodput_series", {{"bin_ns", to_ns(spec.goodput_bin)}, {"gbps", bins}}}};
+    if (!r.finished) j["error"] = r.error;
+    out.push_back(j);
+  }
+  return out;
+}
+
+void write_outputs(const StudySpec& spec, const StudyResult& result, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error(dir + ": cannot create: " + ec.message());
+  const json flows = flows_json(spec, result);
+  write_file(dir + "/flows.json", flows.dump(1) + "\n");
+  std::ostringstream csv;
+  csv << "id,name,src,dst,op,qp,priority,bytes,start_ns,first_byte_ns,last_byte_ns,finish_ns,fct_ns,"
+         "goodput_gbps,bottleneck_gbps,ideal_fct_ns,slowdown,status\n";
+  auto num = [](const json& v) { return v.is_null() ? std::string() : fmt(v.get<double>()); };
+  for (const json& j : flows) {
+    csv << j["id"].get<size_t>() << "," << csv_field(j["name"]) << "," << csv_field(j["src"]) << ","
+        << csv_field(j["dst"]) << "," << j["op"].get<std::string>() << "," << j["qp"].get<std::string>() << ","
+        << j["priority"].get<int>() << "," << j["bytes"].get<uint64_t>() << "," << num(j["start_ns"]) << ","
+        << num(j["first_byte_ns"]) << "," << num(j["last_byte_ns"]) << "," << num(j["finish_ns"]) << ","
+        << num(j["fct_ns"]) << "," << num(j["goodput_gbps"]) << "," << num(j["bottleneck_gbps"]) << ","
+        << num(j["ideal_fct_ns"]) << "," << num(j["slowdown"]) << "," << j["status"].get<std::string>() << "\n";
+  }
+  write_file(dir + "/flows.csv", csv.str());
+  write_file(dir + "/counters.json", result.counters.dump(1) + "\n");
+  if (!result.queues.empty()) {
+    // One row per sample, port and class that was non-empty at any sample of the port.
+    std::ostringstream q;
+    q << "time_ns,port,class,depth_bytes\n";
+    for (const PortSeries& ps : result.queues) {
+      std::array<bool, 8> used{};
+      for (const auto& s : ps.samples)
+        for (int c = 0; c < 8; ++c) used[c] = used[c] || s[c] != 0;
+      if (std::none_of(used.begin(), used.end(), [](bool b) { return b; })) used[0] = true;
+      for (size_t i = 0; i < ps.samples.size(); ++i)
+        for (int c = 0; c < 8; ++c)
+          if (used[c])
+            q << fmt(to_ns(ps.start + static_cast<Time>(i) * ps.interval)) << "," << ps.port << "," << c
+              << "," << ps.samples[i][c] << "\n";
+    }
+    write_file(dir + "/queues.csv", q.str());
+  }
+  write_file(dir + "/report.html", report_html(spec, result));
+}
+
+std::string summary(const StudySpec& spec, const StudyResult& result) {
+  std::ostringstream s;
+  s << "study " << spec.name << ": " << spec.flows.size() << " flows; fabric (" << spec.fabric_source
+    << ") " << result.fabric_summary << "\n";
+  s << "simulated " << fmt(to_us(result.end)) << " us in " << fmt(result.wall_seconds) << " s ("
+    << result.events << " events)\n";
+  std::vector<double> fcts, slow;
+  size_t done = 0;
+  for (size_t k = 0; k < spec.flows.size(); ++k) {
+    const FlowResult& r = result.flows[k];
+    if (!r.finished) continue;
+    ++done;
+    fcts.push_back(fct_ns(r, spec.flows[k]) / 1000);
+    slow.push_back(fct_ns(r, spec.flows[k]) / to_ns(r.ideal_fct));
+  }
+  s << "flows: " << done << " finished, " << spec.flows.size() - done << " failed";
+  if (!fcts.empty()) {
+    std::sort(fcts.begin(), fcts.end());
+    std::sort(slow.begin(), slow.end());
+    s << "; FCT min/median/max " << fmt(fcts.front()) << "/" << fmt(fcts[fcts.size() / 2]) << "/"
+      << fmt(fcts.back()) << " us; slowdown median " << fmt(slow[slow.size() / 2]) << " max "
+      << fmt(slow.back());
+  }
+  s << "\n";
+  uint64_t drops = 0, pauses = 0, marks = 0, lost = 0;
+  for (const auto& [name, port] : result.counters["fabric"].items()) {
+    if (name == "links") {
+      for (const json& l : port)
+        for (const char* d : {"a_to_b", "b_to_a"}) lost += l[d]["lost_packets"].get<uint64_t>();
+      continue;
+    }
+    if (!port.contains("drops")) continue;
+    drops += port["drops"].get<uint64_t>();
+    pauses += port["pauses_sent"].get<uint64_t>();
+    marks += port["ecn_marked"].get<uint64_t>();
+  }
+  s << "fabric: " << drops << " drops, " << lost << " packets lost on links, " << pauses
+    << " PFC frames sent, " << marks << " ECN marks\n";
+  for (const std::string& f : result.failures) s << "FAILED " << f << "\n";
+  return s.str();
+}
+
+}  // namespace rdmasim::study

@@ -1,0 +1,454 @@
+// Running a study in-process: the fabric, one HCA model per NIC, a driver per flow that
+// keeps `window` messages posted, and a receive tap that times each flow's payload.
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+
+#include "apps/rdmasim/study.h"
+#include "sim/core/engine.h"
+#include "sim/net/headers.h"
+#include "sim/nic/cc_json.h"
+#include "sim/nic/hca.h"
+#include "sim/nic/memory.h"
+#include "sim/topo/fabric.h"
+#include "sim/topo/fabric_spec.h"
+#include "sim/topo/routing.h"
+
+namespace rdmasim::study {
+namespace {
+
+using nlohmann::json;
+using namespace rdmasim::nic;
+
+constexpr uint32_t kQkey = 0x11111111;
+constexpr uint32_t kUdGrh = 40;   // a UD receive buffer starts with the 40-byte GRH
+constexpr uint32_t kAccessAll = kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead;
+
+std::array<uint8_t, 16> gid_of(uint32_t ip) {
+  std::array<uint8_t, 16> g{};
+  g[10] = g[11] = 0xff;
+  g[12] = ip >> 24, g[13] = ip >> 16, g[14] = ip >> 8, g[15] = ip;
+  return g;
+}
+
+uint8_t mtu_enum(uint32_t mtu) {
+  uint8_t e = 1;   // IBV_MTU_256
+  for (uint32_t m = 256; m < mtu; m <<= 1) ++e;
+  return e;
+}
+
+const char* status_name(WcStatus s) {
+  switch (s) {
+    case WcStatus::Success: return "success";
+    case WcStatus::LocLenErr: return "local length error";
+    case WcStatus::LocProtErr: return "local protection error";
+    case WcStatus::WrFlushErr: return "work request flushed";
+    case WcStatus::RemInvReqErr: return "remote invalid request";
+    case WcStatus::RemAccessErr: return "remote access error";
+    case WcStatus::RemOpErr: return "remote operation error";
+    case WcStatus::RetryExcErr: return "transport retry counter exceeded";
+    case WcStatus::RnrRetryExcErr: return "RNR retry counter exceeded";
+    default: return "completion error";
+  }
+}
+
+// The route of a flow's data from NIC `src` to NIC `dst` (first of each ECMP set): the
+// slowest link, and propagation plus switch forwarding latency summed.
+struct PathInfo {
+  Rate bottleneck;
+  Time latency = 0;
+};
+
+PathInfo path_info(const topo::FabricSpec& fs, const topo::RouteTable& rt, size_t src, size_t dst) {
+  PathInfo p;
+  p.bottleneck = Rate{~0ull};
+  size_t link = static_cast<size_t>(fs.nic_link[src]);
+  topo::LinkEnd at{false, src};
+  for (int hops = 0; hops < 64; ++hops) {
+    const topo::LinkSpec& l = fs.links[link];
+    p.bottleneck = std::min(p.bottleneck, l.rate);
+    p.latency += l.latency;
+    const bool from_a = l.a.is_switch == at.is_switch && l.a.index == at.index;
+    at = from_a ? l.b : l.a;
+    if (!at.is_switch) break;   // arrived at a NIC (dst)
+    p.latency += fs.switches[at.index].forwarding_latency;
+    const auto& next = rt.links[at.index][dst];
+    if (next.empty()) break;
+    link = next.front();
+  }
+  return p;
+}
+
+class Runner;
+
+// Sits between a NIC's host port and its HCA: times each flow's payload arrivals.
+class RxTap final : public net::Node {
+ public:
+  RxTap(Runner& r, size_t nic) : runner_(r), nic_(nic) {}
+  void set_hca(Hca* h) { hca_ = h; }
+  void receive(net::PacketPtr pkt, int port) override;
+
+ private:
+  Runner& runner_;
+  size_t nic_;
+  Hca* hca_ = nullptr;
+};
+
+struct FlowRun {
+  const FlowSpec* spec = nullptr;
+  FlowResult* res = nullptr;
+  Hca* req = nullptr;          // the requester: src (write, send) or dst (read)
+  Hca* rcv = nullptr;          // the dst HCA (receives the payload)
+  uint32_t req_qp = 0, rcv_qp = 0, req_pd = 0, rcv_pd = 0;
+  uint32_t req_lkey = 0, rcv_lkey = 0, remote_rkey = 0;
+  uint64_t req_addr = 0, remote_addr = 0, rcv_addr = 0;
+  uint64_t posted = 0, recvs_posted = 0;
+  bool done = false, failed = false;
+  AddressVector to_rcv;        // UD: the destination's address
+};
+
+class Runner {
+ public:
+  explicit Runner(const StudySpec& spec) : spec_(spec), fs_(topo::parse_fabric(spec.fabric)),
+                                           engine_(fs_.seed) {}
+
+  StudyResult run() {
+    const auto wall0 = std::chrono::steady_clock::now();
+    fabric_ = topo::Fabric::build(engine_, spec_.fabric);
+    res_.fabric_summary = fabric_->summary();
+    const auto& nics = fabric_->nics();
+    for (const topo::HostNic& n : nics) {
+      const bool multi = std::count_if(nics.begin(), nics.end(), [&](const topo::HostNic& o) { return o.host == n.host; }) > 1;
+      res_.nic_names.push_back(multi ? n.host + "/" + n.device : n.host);
+    }
+    taps_.reserve(nics.size());
+    for (size_t i = 0; i < nics.size(); ++i) {
+      taps_.push_back(std::make_unique<RxTap>(*this, i));
+      hcas_.push_back(std::make_unique<Hca>(engine_, nics[i].hca, fabric_->nic_port(i)));
+      taps_.back()->set_hca(hcas_.back().get());
+      fabric_->attach_nic(i, taps_.back().get());
+      uint32_t pd = 0;
+      hca_ok(hcas_.back()->alloc_pd(&pd), "alloc_pd");
+      pds_.push_back(pd);
+    }
+    // One buffer and MR per NIC, as large as its largest message (+ the UD GRH).
+    std::vector<uint32_t> need(nics.size(), 0);
+    for (const FlowSpec& f : spec_.flows) {
+      need[f.src] = std::max(need[f.src], f.message_bytes + kUdGrh);
+      need[f.dst] = std::max(need[f.dst], f.message_bytes + kUdGrh);
+    }
+    buffers_.resize(nics.size());
+    keys_.resize(nics.size());
+    for (size_t i = 0; i < nics.size(); ++i) {
+      if (!need[i]) continue;
+      buffers_[i].reset(new uint8_t[need[i]]);
+      const auto addr = reinterpret_cast<uint64_t>(buffers_[i].get());
+      hca_ok(hcas_[i]->reg_mr(pds_[i], &mem_, addr, need[i], addr, kAccessAll, &keys_[i]), "reg_mr");
+    }
+    const topo::RouteTable rt = topo::compute_routes(fs_);
+    res_.flows.resize(spec_.flows.size());
+    runs_.resize(spec_.flows.size());
+    for (size_t k = 0; k < spec_.flows.size(); ++k) setup(k, rt);
+    for (size_t k = 0; k < runs_.size(); ++k)
+      engine_.schedule_at(spec_.flows[k].start, [this, k] { pump(k); });
+
+    engine_.run_until(spec_.time_limit);
+    res_.end = engine_.now();
+    res_.events = engine_.events_run();
+    res_.ok = true;
+    for (size_t k = 0; k < runs_.size(); ++k) {
+      FlowResult& r = res_.flows[k];
+      if (r.finished) continue;
+      res_.ok = false;
+      if (r.error.empty())
+        r.error = "did not finish by the time limit (" + std::to_string(r.messages_completed) + " of " +
+                  std::to_string(spec_.flows[k].messages) + " messages completed, " +
+                  std::to_string(r.bytes_received) + " of " + std::to_string(spec_.flows[k].bytes) +
+                  " bytes arrived)";
+      res_.failures.push_back(spec_.flows[k].name + ": " + r.error);
+    }
+    collect();
+    res_.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    return std::move(res_);
+  }
+
+  void on_rx(size_t nic, const net::Packet& p) {
+    if (p.kind != net::PacketKind::Transport || p.payload_len == 0) return;
+    auto it = rx_flow_.find(uint64_t{nic} << 32 | (p.bth.dest_qp & 0xffffff));
+    if (it == rx_flow_.end()) return;
+    FlowRun& fr = runs_[it->second];
+    FlowResult& r = *fr.res;
+    const Time now = engine_.now();
+    if (r.first_byte < 0) r.first_byte = now;
+    r.last_byte = now;
+    r.bytes_received += p.payload_len;
+    const size_t bin = static_cast<size_t>(now / spec_.goodput_bin);
+    if (bin < kMaxBins) {
+      if (r.rx_bins.size() <= bin) r.rx_bins.resize(bin + 1, 0);
+      r.rx_bins[bin] += p.payload_len;
+    }
+    // Unreliable transports finish when every byte has arrived (their requester's
+    // completions only say the packets left).
+    if (fr.spec->qp != QpKind::RC && !fr.done && r.bytes_received >= fr.spec->bytes) finish(it->second);
+  }
+
+ private:
+  static constexpr size_t kMaxBins = 1'000'000;
+
+  void hca_ok(int rc, const char* what) {
+    if (rc != 0) throw std::runtime_error(std::string("study: ") + what + " failed: errno " + std::to_string(rc));
+  }
+
+  AddressVector av_to(size_t nic, uint8_t priority) const {
+    AddressVector av;
+    const topo::HostNic& n = fabric_->nics()[nic];
+    av.port_num = 1;
+    if (n.link_layer == net::LinkLayer::InfiniBand) {
+      av.dlid = n.lid;
+      av.sl = priority;
+    } else {
+      av.is_global = true;
+      av.dgid = gid_of(n.address);
+      av.traffic_class = static_cast<uint8_t>(priority << 5);   // the HCA's class is TC >> 5
+      av.hop_limit = 64;
+    }
+    return av;
+  }
+
+  uint32_t make_qp(Hca& h, uint32_t pd, QpKind kind, uint32_t depth, CompletionSink sink) {
+    uint32_t cq = 0;
+    hca_ok(h.create_cq(2 * depth + 16, std::move(sink), &cq), "create_cq");
+    QpInitAttr init;
+    init.pd = pd;
+    init.type = kind == QpKind::RC ? QpType::RC : kind == QpKind::UC ? QpType::UC : QpType::UD;
+    init.send_cq = init.recv_cq = cq;
+    init.caps = {depth, depth, 1, 1, 0};
+    uint32_t qpn = 0;
+    hca_ok(h.create_qp(init, &qpn), "create_qp");
+    return qpn;
+  }
+
+  // RESET -> INIT -> RTR -> RTS; RC/UC connected to `peer_qpn` at NIC `peer`.
+  void connect(Hca& h, uint32_t qpn, QpKind kind, size_t peer, uint32_t peer_qpn, uint8_t prio) {
+    QpAttr at;
+    at.qp_state = QpState::Init;
+    at.port_num = 1;
+    at.qp_access_flags = kAccessAll;
+    at.qkey = kQkey;
+    hca_ok(h.modify_qp(qpn, at, kQpState | kQpPkeyIndex | kQpPort |
+                                    (kind == QpKind::UD ? kQpQkey : kQpAccessFlags)), "modify_qp INIT");
+    at.qp_state = QpState::Rtr;
+    uint32_t mask = kQpState;
+    if (kind != QpKind::UD) {
+      at.path_mtu = mtu_enum(fs_.mtu);
+      at.dest_qp_num = peer_qpn;
+      at.rq_psn = 0;
+      at.ah_attr = av_to(peer, prio);
+      at.max_dest_rd_atomic = 16;
+      at.min_rnr_timer = 1;
+      mask |= kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn;
+      if (kind == QpKind::RC) mask |= kQpMaxDestRdAtomic | kQpMinRnrTimer;
+    }
+    hca_ok(h.modify_qp(qpn, at, mask), "modify_qp RTR");
+    at.qp_state = QpState::Rts;
+    at.sq_psn = 0;
+    at.timeout = 14;
+    at.retry_cnt = 7;
+    at.rnr_retry = 7;
+    at.max_rd_atomic = 16;
+    mask = kQpState | kQpSqPsn;
+    if (kind == QpKind::RC) mask |= kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpMaxQpRdAtomic;
+    hca_ok(h.modify_qp(qpn, at, mask), "modify_qp RTS");
+  }
+
+  void setup(size_t k, const topo::RouteTable& rt) {
+    const FlowSpec& f = spec_.flows[k];
+    FlowRun& fr = runs_[k];
+    fr.spec = &f;
+    fr.res = &res_.flows[k];
+    const bool read = f.op == Op::Read;
+    const size_t req = read ? f.dst : f.src;
+    const size_t resp = read ? f.src : f.dst;
+    fr.req = hcas_[req].get();
+    fr.rcv = hcas_[f.dst].get();
+    const uint32_t depth = f.window;
+    const uint32_t rdepth = f.op == Op::Send ? 2 * f.window : 1;
+    fr.req_qp = make_qp(*fr.req, pds_[req], f.qp, depth, [this, k](const Completion& c) { on_req_cqe(k, c); });
+    uint32_t resp_qp = make_qp(*hcas_[resp], pds_[resp], f.qp, read ? depth : rdepth,
+                               [this, k](const Completion& c) { on_rcv_cqe(k, c); });
+    connect(*fr.req, fr.req_qp, f.qp, resp, resp_qp, f.priority);
+    connect(*hcas_[resp], resp_qp, f.qp, req, fr.req_qp, f.priority);
+    fr.rcv_qp = read ? fr.req_qp : resp_qp;
+    fr.req_addr = reinterpret_cast<uint64_t>(buffers_[req].get());
+    fr.req_lkey = keys_[req].lkey;
+    fr.remote_addr = reinterpret_cast<uint64_t>(buffers_[resp].get());
+    fr.remote_rkey = keys_[resp].rkey;
+    fr.rcv_addr = reinterpret_cast<uint64_t>(buffers_[f.dst].get());
+    fr.rcv_lkey = keys_[f.dst].lkey;
+    fr.to_rcv = av_to(f.dst, f.priority);
+    rx_flow_[uint64_t{f.dst} << 32 | fr.rcv_qp] = k;
+    if (f.op == Op::Send) {
+      while (fr.recvs_posted < std::min<uint64_t>(rdepth, f.messages)) post_recv(k);
+    }
+    // Ideal FCT: payload wire bytes at the bottleneck, plus the data path's latency; plus
+    // the request's trip for READs and the ACK's trip back for RC WRITE/SEND (the
+    // completion at the requester is the finish).
+    const PathInfo data = path_info(fs_, rt, f.src, f.dst);
+    const PathInfo back = path_info(fs_, rt, f.dst, f.src);
+    uint64_t wire = 0;
+    for (uint64_t m = 0; m < f.messages; ++m) {
+      const uint64_t len = message_len(f, m);
+      const uint64_t full = len / fs_.mtu, rest = len % fs_.mtu;
+      wire += full * net::base_wire_bytes(fs_.link_layer, fs_.mtu);
+      if (rest || len == 0) wire += net::base_wire_bytes(fs_.link_layer, static_cast<uint32_t>(rest));
+    }
+    FlowResult& r = res_.flows[k];
+    r.bottleneck_gbps = data.bottleneck.as_gbps();
+    r.ideal_fct = tx_time(data.bottleneck, wire) + data.latency +
+                  ((read || f.qp == QpKind::RC) ? back.latency : 0);
+  }
+
+  static uint32_t message_len(const FlowSpec& f, uint64_t m) {
+    const uint64_t off = m * f.message_bytes;
+    return static_cast<uint32_t>(std::min<uint64_t>(f.message_bytes, f.bytes - off));
+  }
+
+  void fail(size_t k, const std::string& why) {
+    FlowRun& fr = runs_[k];
+    if (fr.failed || fr.done) return;
+    fr.failed = true;
+    fr.res->error = why;
+    ++finished_;
+    if (finished_ == runs_.size()) engine_.stop();
+  }
+
+  void finish(size_t k) {
+    FlowRun& fr = runs_[k];
+    if (fr.done || fr.failed) return;
+    fr.done = true;
+    fr.res->finished = true;
+    fr.res->finish = engine_.now();
+    ++finished_;
+    if (finished_ == runs_.size()) engine_.stop();
+  }
+
+  // Posts messages while fewer than `window` are outstanding.
+  void pump(size_t k) {
+    FlowRun& fr = runs_[k];
+    const FlowSpec& f = *fr.spec;
+    while (!fr.failed && fr.posted < f.messages && fr.posted - fr.res->messages_completed < f.window) {
+      SendWr wr;
+      wr.wr_id = fr.posted;
+      wr.send_flags = kSendSignaled;
+      const uint32_t len = message_len(f, fr.posted);
+      wr.sgl = {Sge{fr.req_addr, len, fr.req_lkey}};
+      switch (f.op) {
+        case Op::Write: wr.opcode = WrOpcode::RdmaWrite; break;
+        case Op::Read: wr.opcode = WrOpcode::RdmaRead; break;
+        case Op::Send: wr.opcode = WrOpcode::Send; break;
+      }
+      wr.remote_addr = fr.remote_addr;
+      wr.rkey = fr.remote_rkey;
+      if (f.qp == QpKind::UD) {
+        wr.av = fr.to_rcv;
+        wr.remote_qpn = fr.rcv_qp;
+        wr.remote_qkey = kQkey;
+      }
+      if (const int rc = fr.req->post_send(fr.req_qp, wr)) {
+        fail(k, "post_send refused the message (errno " + std::to_string(rc) + ")");
+        return;
+      }
+      ++fr.posted;
+    }
+  }
+
+  void post_recv(size_t k) {
+    FlowRun& fr = runs_[k];
+    RecvWr wr;
+    wr.wr_id = fr.recvs_posted;
+    wr.sgl = {Sge{fr.rcv_addr, fr.spec->message_bytes + (fr.spec->qp == QpKind::UD ? kUdGrh : 0), fr.rcv_lkey}};
+    if (const int rc = fr.rcv->post_recv(fr.rcv_qp, wr)) {
+      fail(k, "post_recv refused a receive (errno " + std::to_string(rc) + ")");
+      return;
+    }
+    ++fr.recvs_posted;
+  }
+
+  // Sinks run inside the transport: anything that posts is scheduled on the engine.
+  void on_req_cqe(size_t k, const Completion& c) {
+    FlowRun& fr = runs_[k];
+    if (!c.is_send) return on_rcv_cqe(k, c);   // a READ requester's CQ is its QP's only CQ
+    if (c.status != WcStatus::Success) {
+      fail(k, std::string("message ") + std::to_string(c.wr_id) + " completed with " + status_name(c.status));
+      return;
+    }
+    ++fr.res->messages_completed;
+    if (fr.spec->qp == QpKind::RC && fr.res->messages_completed == fr.spec->messages) finish(k);
+    else engine_.schedule_in(0, [this, k] { pump(k); });
+  }
+
+  void on_rcv_cqe(size_t k, const Completion& c) {
+    FlowRun& fr = runs_[k];
+    if (c.is_send) return;
+    if (c.status != WcStatus::Success) {
+      fail(k, std::string("receive ") + std::to_string(c.wr_id) + " completed with " + status_name(c.status));
+      return;
+    }
+    if (fr.recvs_posted < fr.spec->messages) engine_.schedule_in(0, [this, k] { post_recv(k); });
+  }
+
+  void collect() {
+    json hcas = json::object();
+    const auto& nics = fabric_->nics();
+    for (size_t i = 0; i < nics.size(); ++i) {
+      const HcaCounters& c = hcas_[i]->counters();
+      json j = {{"tx_packets", c.tx_packets}, {"tx_bytes", c.tx_bytes}, {"rx_packets", c.rx_packets},
+                {"rx_bytes", c.rx_bytes}, {"acks_sent", c.acks_sent}, {"naks_sent", c.naks_sent},
+                {"rnr_naks_sent", c.rnr_naks_sent}, {"retransmitted_packets", c.retransmitted_packets},
+                {"timeouts", c.timeouts}, {"out_of_sequence", c.out_of_sequence},
+                {"duplicates", c.duplicates}, {"cnps_sent", c.cnps_sent},
+                {"cnps_received", c.cnps_received}, {"ecn_marked_received", c.ecn_marked_received},
+                {"rate_cuts", c.rate_cuts}};
+      if (nics[i].hca.cc.algorithm != CcAlgorithm::None) j["cc"] = cc_report_json(*hcas_[i]);
+      hcas[nics[i].host + "/" + nics[i].device] = j;
+    }
+    for (const topo::FabricPort& p : fabric_->egress_ports()) {
+      p.egress->flush_series();
+      const net::QueueSeries& qs = p.egress->queue_series();
+      if (qs.interval > 0) res_.queues.push_back({p.name, qs.start, qs.interval, qs.samples});
+    }
+    res_.counters = {{"fabric", fabric_->counters()},
+                     {"hcas", hcas},
+                     {"engine", {{"events", res_.events}, {"end_ns", to_ns(res_.end)}}}};
+  }
+
+  const StudySpec& spec_;
+  topo::FabricSpec fs_;
+  Engine engine_;
+  std::unique_ptr<topo::Fabric> fabric_;
+  LocalMemory mem_;
+  std::vector<std::unique_ptr<RxTap>> taps_;
+  std::vector<std::unique_ptr<Hca>> hcas_;   // destroyed before the fabric (declared after)
+  std::vector<uint32_t> pds_;
+  std::vector<std::unique_ptr<uint8_t[]>> buffers_;
+  std::vector<MrKeys> keys_;
+  std::vector<FlowRun> runs_;
+  std::map<uint64_t, size_t> rx_flow_;   // (dst NIC << 32 | QPN) -> flow
+  size_t finished_ = 0;
+  StudyResult res_;
+};
+
+void RxTap::receive(net::PacketPtr pkt, int port) {
+  runner_.on_rx(nic_, *pkt);
+  hca_->receive(std::move(pkt), port);
+}
+
+}  // namespace
+
+StudyResult run_study(const StudySpec& spec) {
+  Runner r(spec);
+  return r.run();
+}
+
+}  // namespace rdmasim::study

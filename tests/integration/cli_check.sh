@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The command line's config and study checking: `rdmasim fabric --check` on every shipped
+# config and on malformed ones, and `rdmasim study` on the shipped studies, a failing one
+# and malformed ones (exit status, the lines printed, the output files).
+#
+# usage: cli_check.sh RDMASIM SOURCE_DIR
+set -u
+rdmasim=$1; src=$2
+dir=$(mktemp -d /tmp/rdmasim-cli.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# run EXPECTED_RC NAME ARGS...: runs rdmasim, stdout in $dir/out, stderr in $dir/err.
+run() {
+  local want=$1 name=$2; shift 2
+  "$@" >"$dir/out" 2>"$dir/err"
+  local rc=$?
+  if [ "$rc" != "$want" ]; then
+    bad "$name: exit $rc, expected $want"; sed 's/^/  out: /' "$dir/out" | head -20; sed 's/^/  err: /' "$dir/err" | head -20
+    return 1
+  fi
+  echo "ok: $name exits $want"
+}
+# expect_err NAME TEXT: some stderr line contains TEXT (fixed string).
+expect_err() {
+  if grep -qF -- "$2" "$dir/err"; then echo "ok: $1: stderr has \"$2\""; else bad "$1: no stderr line has \"$2\""; sed 's/^/  err: /' "$dir/err"; fi
+}
+
+# --- rdmasim fabric --check ---------------------------------------------------------------
+for cfg in "$src"/configs/*.json; do
+  name="fabric --check $(basename "$cfg")"
+  run 0 "$name" "$rdmasim" fabric --check "$cfg" || continue
+  # One line: "<n> host(s), <n> switch(es), <n> link(s), <link layer> <rate> Gb/s, MTU <n>..."
+  [ "$(wc -l <"$dir/out")" = 1 ] || bad "$name: $(wc -l <"$dir/out") lines on stdout, expected 1"
+  grep -Eq '^[0-9]+ hosts?, [0-9]+ switch(es)?, [0-9]+ links?, (RoCEv2|InfiniBand|iWARP) [0-9.-]+ Gb/s, MTU [0-9]+' "$dir/out" \
+    || bad "$name: summary \"$(cat "$dir/out")\" is not the one-line form"
+  [ -s "$dir/err" ] && bad "$name: printed on stderr: $(cat "$dir/err")"
+done
+
+hosts='"hosts": [{"name": "a", "ip": "127.0.1.1"}, {"name": "b", "ip": "127.0.1.2"}], "switches": [{"name": "sw0"}], "links": [{"a": "a", "b": "sw0"}, {"a": "b", "b": "sw0"}]'
+echo "{$hosts, \"switch\": {\"pfc\": {\"xoff_kb\": -3}}}" >"$dir/neg.json"
+echo "{$hosts, \"colour\": \"blue\"}" >"$dir/unknown.json"
+echo "{$hosts, \"mtu\": \"big\"}" >"$dir/type.json"
+echo "{$hosts, \"mtu\": 4096" >"$dir/syntax.json"
+run 2 "fabric --check negative size" "$rdmasim" fabric --check "$dir/neg.json" &&
+  expect_err "negative size" "fabric.switch.pfc.xoff_kb: -3 is negative; expected a size in KiB >= 0"
+run 2 "fabric --check unknown key" "$rdmasim" fabric --check "$dir/unknown.json" &&
+  expect_err "unknown key" "fabric.colour: unknown key"
+run 2 "fabric --check wrong type" "$rdmasim" fabric --check "$dir/type.json" &&
+  expect_err "wrong type" "fabric.mtu: \"big\" is not an integer"
+run 2 "fabric --check bad JSON" "$rdmasim" fabric --check "$dir/syntax.json" &&
+  expect_err "bad JSON" "$dir/syntax.json: [json.exception.parse_error"
+run 2 "fabric --check missing file" "$rdmasim" fabric --check "$dir/none.json" &&
+  expect_err "missing file" "$dir/none.json: No such file or directory"
+
+# --- rdmasim study ------------------------------------------------------------------------
+for st in "$src"/configs/studies/*.json; do
+  name="study $(basename "$st")"
+  out="$dir/out_$(basename "$st" .json)"
+  run 0 "$name" "$rdmasim" study "$st" --out "$out" || continue
+  grep -Eq '^flows: [0-9]+ finished, 0 failed' "$dir/out" || bad "$name: no \"flows: N finished, 0 failed\" line"
+  for f in flows.json flows.csv counters.json queues.csv report.html; do
+    [ -s "$out/$f" ] || bad "$name: $f missing or empty"
+  done
+done
+
+# A study whose flow cannot finish in time: exit 1 and the flow named.
+cat >"$dir/slow.json" <<'JSON'
+{"name": "slow", "time_limit_us": 50,
+ "flows": [{"name": "big", "src": "client", "dst": "server", "bytes": 10485760},
+           {"name": "small", "src": "server", "dst": "client", "bytes": 4096}]}
+JSON
+run 1 "study past its time limit" "$rdmasim" study "$dir/slow.json" --out "$dir/out_slow" &&
+  { grep -q "^FAILED big: did not finish by the time limit" "$dir/out" && echo "ok: the late flow is named" || bad "no FAILED line for flow big"; }
+grep -q "FAILED small" "$dir/out" && bad "flow small finished but is reported failed"
+
+echo '{"name": "x", "flows": [{"src": "client", "dst": "server", "bytes": -3}]}' >"$dir/s_neg.json"
+echo '{"name": "x", "flows": [], "colour": 1}' >"$dir/s_unknown.json"
+echo '{"name": "x", "flows": [{"src": "client", "dst": "server", "window": "wide"}]}' >"$dir/s_type.json"
+echo '{"name": "x", "flows": [{"src": "nobody", "dst": "server"}]}' >"$dir/s_host.json"
+echo '{"name": "x", "flows": [' >"$dir/s_syntax.json"
+run 2 "study negative size" "$rdmasim" study "$dir/s_neg.json" --out "$dir/o" &&
+  expect_err "study negative size" "$dir/s_neg.json: study.flows[0].bytes: -3 is negative; expected a total size in bytes >= 1"
+run 2 "study unknown key" "$rdmasim" study "$dir/s_unknown.json" --out "$dir/o" &&
+  expect_err "study unknown key" "$dir/s_unknown.json: study.colour: unknown key"
+run 2 "study wrong type" "$rdmasim" study "$dir/s_type.json" --out "$dir/o" &&
+  expect_err "study wrong type" "study.flows[0].window: \"wide\" is not an integer"
+run 2 "study unknown host" "$rdmasim" study "$dir/s_host.json" --out "$dir/o" &&
+  expect_err "study unknown host" "study.flows[0].src: \"nobody\" names no host of the fabric"
+run 2 "study bad JSON" "$rdmasim" study "$dir/s_syntax.json" --out "$dir/o" &&
+  expect_err "study bad JSON" "$dir/s_syntax.json: [json.exception.parse_error"
+run 2 "study missing file" "$rdmasim" study "$dir/none.json" &&
+  expect_err "study missing file" "$dir/none.json: No such file or directory"
+[ -e "$dir/o" ] && bad "a rejected study wrote outputs"
+
+# --- report.html ----------------------------------------------------------------------------
+# Parsed as HTML, every inline SVG as XML (4 plots, each with at least one data series),
+# and nothing loaded from outside. Rendered by headless chromium when one is installed.
+html="$dir/out_incast_15to1_roce/report.html"
+if command -v python3 >/dev/null; then
+  python3 - "$html" <<'PY' || bad "report.html does not parse"
+import re, sys, html.parser, xml.etree.ElementTree as ET
+text = open(sys.argv[1], encoding="utf-8").read()
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.stack = []; self.tags = []
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        for k, v in attrs:
+            assert not (k in ("src", "href") and v and "//" in v), f"external resource {v}"
+P().feed(text)
+svgs = re.findall(r"<svg.*?</svg>", text, re.S)
+assert len(svgs) == 4, f"{len(svgs)} svg plots"
+ns = "{http://www.w3.org/2000/svg}"
+for s in svgs:
+    root = ET.fromstring(s)
+    lines = root.findall(f"{ns}polyline")
+    assert lines, f"plot {root.get('id')} has no data series"
+    for l in lines:
+        assert len(l.get("points").split()) >= 2, f"plot {root.get('id')}: a series with < 2 points"
+assert "<script" not in text
+print("report.html: 4 SVG plots, well-formed")
+PY
+else
+  echo "skip: no python3 to parse report.html"
+fi
+chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+if [ -n "$chrome" ]; then
+  timeout 60 "$chrome" --headless --no-sandbox --disable-gpu --dump-dom "file://$html" >"$dir/dom.html" 2>/dev/null \
+    && [ "$(grep -o '<svg' "$dir/dom.html" | wc -l)" = 4 ] && echo "ok: chromium renders report.html with 4 plots" \
+    || bad "chromium could not load report.html"
+else
+  echo "skip: no chromium to load report.html"
+fi
+exit $fail
