@@ -83,7 +83,8 @@ void write_outputs(const StudySpec& spec, const StudyResult& result, const std::
   std::ostringstream csv;
   csv << "id,name,src,dst,op,qp,priority,bytes,start_ns,first_byte_ns,last_byte_ns,finish_ns,fct_ns,"
          "goodput_gbps,bottleneck_gbps,ideal_fct_ns,slowdown,status\n";
-  auto num = [](const json& v) { return v.is_null() ? std::string() : fmt(v.get<double>()); };
+  // Shortest text that reads back as the same double (times keep their picoseconds).
+  auto num = [](const json& v) { return v.is_null() ? std::string() : v.dump(); };
   for (const json& j : flows) {
     csv << j["id"].get<size_t>() << "," << csv_field(j["name"]) << "," << csv_field(j["src"]) << ","
         << csv_field(j["dst"]) << "," << j["op"].get<std::string>() << "," << j["qp"].get<std::string>() << ","
@@ -106,7 +107,7 @@ void write_outputs(const StudySpec& spec, const StudyResult& result, const std::
       for (size_t i = 0; i < ps.samples.size(); ++i)
         for (int c = 0; c < 8; ++c)
           if (used[c])
-            q << fmt(to_ns(ps.start + static_cast<Time>(i) * ps.interval)) << "," << ps.port << "," << c
+            q << json(to_ns(ps.start + static_cast<Time>(i) * ps.interval)).dump() << "," << ps.port << "," << c
               << "," << ps.samples[i][c] << "\n";
     }
     write_file(dir + "/queues.csv", q.str());

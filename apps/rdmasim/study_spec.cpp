@@ -156,6 +156,8 @@ void finish_flow(ConfigReader& r, const std::string& path, FlowSpec& f, bool has
     f.bytes = f.messages * f.message_bytes;
   }
   if (f.src == f.dst) r.error(path, "sends from a host to itself; expected src != dst");
+  if (f.qp != QpKind::RC && fs.link_layer == net::LinkLayer::IWarp)
+    r.error(join(path, "qp"), json(qp_name(f.qp)), "is not available on an iWARP fabric", "\"rc\"");
   if (f.qp == QpKind::UC && f.op == Op::Read)
     r.error(join(path, "op"), json("read"), "is not carried by UC QPs", "\"write\" or \"send\" with \"qp\": \"uc\"");
   if (f.qp == QpKind::UD && f.op != Op::Send)

@@ -65,6 +65,9 @@ TEST_CASE("study: errors name the JSON path, the value and what was expected") {
   CHECK(has(errors(one_flow({{"qp", "uc"}, {"op", "read"}})), "study.flows[0].op: \"read\" is not carried by UC QPs"));
   CHECK(has(errors(one_flow({{"qp", "ud"}, {"op", "send"}, {"message_bytes", 8192}})),
             "study.flows[0].message_bytes: 8192 is above the MTU of a UD message"));
+  CHECK(has(errors({{"fabric", {{"link_layer", "iwarp"}, {"topology", {{"type", "star"}}}}},
+                    {"flows", {{{"src", "host1"}, {"dst", "host2"}, {"qp", "uc"}}}}}),
+            "study.flows[0].qp: \"uc\" is not available on an iWARP fabric; expected \"rc\""));
   CHECK(has(errors(one_flow({{"speed", 1}})), "study.flows[0].speed: unknown key"));
   CHECK(has(errors({{"flows", json::array()}}), "study: has no flows"));
   CHECK(has(errors({{"generators", {{{"type", "ring"}}}}}), "study.generators[0].type: \"ring\" is not a generator"));
@@ -178,6 +181,35 @@ TEST_CASE("study: every op and QP type delivers its bytes") {
     CHECK(f.bytes_received == 20ull * c.msg);
     CHECK(f.finish >= f.ideal_fct);
     CHECK(f.error == "");
+  }
+}
+
+TEST_CASE("study: a flow's priority is its traffic class on the wire") {
+  // RoCE: GRH traffic class priority << 5, so the class (DSCP >> 3) is the priority. The
+  // default fabric's sw0 port 0 faces server (links in config order).
+  const StudyResult r = run_study(parse_study(one_flow({{"priority", 5}, {"bytes", 65536}}), ""));
+  REQUIRE(r.ok);
+  const json& classes = r.counters["fabric"]["sw0/0"]["classes"];
+  REQUIRE(classes.contains("5"));
+  CHECK(classes["5"]["tx_bytes"].get<uint64_t>() > 65536);   // payload plus headers
+  CHECK_FALSE(classes.contains("0"));
+}
+
+TEST_CASE("study: RC write, read and send on an iWARP fabric (the NIC's TCP carries them)") {
+  json st = {{"fabric", {{"link_layer", "iwarp"}, {"topology", {{"type", "star"}, {"hosts", 3}}}}},
+             {"time_limit_us", 10000},
+             {"flows", {{{"src", "host1"}, {"dst", "host3"}, {"op", "write"}, {"bytes", 262144}},
+                        {{"src", "host2"}, {"dst", "host3"}, {"op", "send"}, {"bytes", 262144}},
+                        {{"src", "host2"}, {"dst", "host1"}, {"op", "read"}, {"bytes", 262144}}}}};
+  const StudyResult r = run_study(parse_study(st, ""));
+  for (const std::string& f : r.failures) MESSAGE(f);
+  CHECK(r.ok);
+  for (const FlowResult& f : r.flows) {
+    CHECK(f.finished);
+    CHECK(f.bytes_received == 262144);   // no loss: no TCP retransmission
+    // The ideal counts MTU-sized packets; iWARP's FPDUs are smaller (more headers), so it
+    // stays a lower bound.
+    CHECK(f.finish >= f.ideal_fct);
   }
 }
 
