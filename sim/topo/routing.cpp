@@ -144,6 +144,26 @@ RouteTable compute_routes(const FabricSpec& spec) {
       }
     }
   }
+  rt.equal_cost = rt.links;
+  if (spec.link_layer == net::LinkLayer::InfiniBand) {
+    // Linear forwarding tables: one link per (switch, LID), least-loaded first. A switch's
+    // ports are numbered in link order, so the lower link index is the lower port.
+    for (size_t sw = 0; sw < s; ++sw) {
+      std::vector<size_t> load(spec.links.size(), 0);
+      for (size_t dst = 0; dst < n; ++dst) {  // NIC index order is LID order (LID = index + 1)
+        std::vector<size_t>& set = rt.links[sw][dst];
+        if (set.size() <= 1) {
+          if (!set.empty()) ++load[set[0]];
+          continue;
+        }
+        size_t best = set[0];
+        for (size_t l : set)
+          if (load[l] < load[best] || (load[l] == load[best] && l < best)) best = l;
+        ++load[best];
+        set.assign(1, best);
+      }
+    }
+  }
   return rt;
 }
 

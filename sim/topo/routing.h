@@ -21,8 +21,18 @@ namespace rdmasim::topo {
 //   switch that can reach the NIC going only down forwards on its shortest down paths;
 //   otherwise on the up links that start a shortest up*/down* path. On trees (star,
 //   dumbbell, leaf-spine, fat-tree) these are exactly the min-hop routes.
+//
+// InfiniBand (link_layer "ib"): switches forward by a linear forwarding table, exactly one
+// output port per destination LID, as OpenSM programs it. From the equal-cost set above
+// (min-hop or up*/down*), each switch takes, for destination LIDs in increasing order, the
+// link that has the fewest LIDs assigned to it so far at that switch, ties to the lower
+// port (OpenSM's per-port load balancing of "minhop"/"updn"). So a switch's equal-cost
+// uplinks carry destination counts that differ by at most 1, and every packet to one LID
+// takes one path whatever its flow. The tables are a subset of the up*/down* ones, so they
+// stay deadlock-free. `equal_cost` keeps the full sets.
 struct RouteTable {
   std::vector<std::vector<std::vector<size_t>>> links;
+  std::vector<std::vector<std::vector<size_t>>> equal_cost;
   // reachable[a][b]: NIC b can be reached from NIC a.
   std::vector<std::vector<bool>> reachable;
   // UpDown only: each switch's rank (0 = top).

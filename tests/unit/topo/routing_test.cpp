@@ -2,7 +2,9 @@
 // and ECMP spreads flows over a fat tree's equal-cost uplinks as a hash should.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <set>
@@ -136,17 +138,119 @@ TEST_CASE("routing: InfiniBand fat tree uses up-down; every route goes up then d
     }
   });
   CHECK(!has_cycle(g));
-  // Min-hop switch counts in a k=4 fat tree, per source host (15 destinations):
-  // 1 same-edge host, 1 switch; 2 same-pod hosts via 2 aggs, 3 switches; 12 other-pod
-  // hosts via 2 aggs x 2 cores = 4 paths of 5 switches.
+  // Min-hop switch counts in a k=4 fat tree, per source host (15 destinations), with one
+  // forwarding port per LID (so one path per pair): 1 same-edge host, 1 switch; 2 same-pod
+  // hosts, 3 switches; 12 other-pod hosts, 5 switches.
   CHECK(by_length[1] == 16 * 1);
-  CHECK(by_length[3] == 16 * 2 * 2);
-  CHECK(by_length[5] == 16 * 12 * 4);
-  CHECK(paths == 16 * (1 + 4 + 48));
+  CHECK(by_length[3] == 16 * 2);
+  CHECK(by_length[5] == 16 * 12);
+  CHECK(paths == 16 * 15);
+  // The equal-cost sets the tables were chosen from: 2 paths to same-pod hosts (via 2
+  // aggs), 4 to other pods (2 aggs x 2 cores); also up-then-down and acyclic.
+  topo::RouteTable all = rt;
+  all.links = rt.equal_cost;
+  std::map<size_t, size_t> all_by_length;
+  CHECK(!has_cycle(dependencies(spec, all, [&](const std::vector<size_t>& p) { ++all_by_length[p.size()]; })));
+  CHECK(all_by_length[3] == 16 * 2 * 2);
+  CHECK(all_by_length[5] == 16 * 12 * 4);
   // On a tree the up-down tables are the min-hop tables.
   topo::FabricSpec mh = spec;
   mh.routing = topo::Routing::MinHop;
   CHECK(topo::compute_routes(mh).links == rt.links);
+  CHECK(topo::compute_routes(mh).equal_cost == rt.equal_cost);
+}
+
+namespace {
+
+// Per switch of an IB fabric: exactly one link per destination LID, and for each set of
+// equal-cost links the destinations spread over them with counts differing by at most 1.
+void check_lft_balanced(const topo::FabricSpec& spec) {
+  const topo::RouteTable rt = topo::compute_routes(spec);
+  for (size_t s = 0; s < spec.switches.size(); ++s) {
+    CAPTURE(spec.switches[s].name);
+    // destinations per link, grouped by the equal-cost set they were chosen from
+    std::map<std::vector<size_t>, std::map<size_t, size_t>> by_set;
+    for (size_t d = 0; d < spec.nics.size(); ++d) {
+      REQUIRE(rt.links[s][d].size() == 1);  // every LID is reachable here: one port
+      const std::vector<size_t>& set = rt.equal_cost[s][d];
+      const size_t l = rt.links[s][d][0];
+      CHECK(std::find(set.begin(), set.end(), l) != set.end());
+      if (set.size() > 1) {
+        auto& counts = by_set[set];
+        for (size_t x : set) counts[x] += 0;  // an unused link counts as 0
+        ++counts[l];
+      }
+    }
+    for (const auto& [set, counts] : by_set) {
+      size_t lo = SIZE_MAX, hi = 0;
+      for (const auto& [l, c] : counts) lo = std::min(lo, c), hi = std::max(hi, c);
+      CHECK(hi - lo <= 1);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("routing: InfiniBand switches have one port per LID, balanced over equal-cost uplinks") {
+  // k=4 fat tree: edge1_1 reaches the 14 hosts outside it over 2 aggs: 7 LIDs each; an agg
+  // reaches the 12 hosts outside its pod over 2 cores: 6 each.
+  const topo::FabricSpec ft =
+      topo::parse_fabric(json{{"link_layer", "ib"}, {"topology", {{"type", "fat_tree"}, {"k", 4}}}});
+  check_lft_balanced(ft);
+  const topo::RouteTable rt = topo::compute_routes(ft);
+  CHECK(!has_cycle(dependencies(ft, rt)));
+  std::map<size_t, size_t> edge_up;  // LIDs per uplink of edge1_1
+  for (size_t s = 0; s < ft.switches.size(); ++s) {
+    if (ft.switches[s].name != "edge1_1") continue;
+    for (size_t d = 0; d < ft.nics.size(); ++d)
+      if (rt.equal_cost[s][d].size() == 2) ++edge_up[rt.links[s][d][0]];
+  }
+  REQUIRE(edge_up.size() == 2);
+  for (const auto& [l, c] : edge_up) CHECK(c == 7);
+  // leaf-spine, 3 leaves x 4 spines x 5 hosts: a leaf's 10 remote LIDs over 4 spines
+  // give 3, 3, 2, 2 (differ by at most 1); each spine has one down port per LID.
+  const topo::FabricSpec ls = topo::parse_fabric(
+      json{{"link_layer", "ib"},
+           {"topology", {{"type", "leaf_spine"}, {"leaves", 3}, {"spines", 4}, {"hosts_per_leaf", 5}}}});
+  check_lft_balanced(ls);
+  CHECK(!has_cycle(dependencies(ls, topo::compute_routes(ls))));
+  // RoCE keeps every equal-cost link for ECMP hashing
+  const topo::FabricSpec roce = topo::parse_fabric(json{{"topology", {{"type", "fat_tree"}, {"k", 4}}}});
+  const topo::RouteTable rr = topo::compute_routes(roce);
+  CHECK(rr.links == rr.equal_cost);
+}
+
+TEST_CASE("routing: on InfiniBand every flow to one LID takes the same port (no flow hashing)") {
+  // 200 flows (distinct flow_hash) from host1 to host16 of a k=4 IB fat tree: all leave
+  // edge1_1 by the one uplink its table holds for LID 16, and cross one core.
+  Engine e;
+  auto f = topo::Fabric::build(e, json{{"link_layer", "ib"}, {"topology", {{"type", "fat_tree"}, {"k", 4}}}});
+  Sink dst;
+  f->attach_nic(15, &dst);
+  constexpr int kFlows = 200;
+  for (int i = 0; i < kFlows; ++i) {
+    auto p = std::make_unique<net::Packet>();
+    p->link_layer = net::LinkLayer::InfiniBand;
+    p->src = f->nics()[0].address;
+    p->dst = f->nics()[15].address;
+    p->flow_hash = static_cast<uint32_t>(i * 2654435761u);
+    p->udp_src_port = static_cast<uint16_t>(49152 + i);
+    p->wire_bytes = 100;
+    f->nic_port(0).send(std::move(p));
+  }
+  e.run();
+  REQUIRE(dst.n == kFlows);
+  const json c = f->counters();
+  auto data_tx = [&](const std::string& port) {
+    const json& cl = c[port]["classes"];
+    return cl.contains("0") ? cl["0"]["tx_packets"].get<int>() : 0;
+  };
+  const int up1 = data_tx("edge1_1/2"), up2 = data_tx("edge1_1/3");
+  CHECK(up1 + up2 == kFlows);
+  CHECK((up1 == 0 || up2 == 0));
+  int cores_used = 0;
+  for (int core = 1; core <= 4; ++core) cores_used += data_tx("core" + std::to_string(core) + "/3") > 0;
+  CHECK(cores_used == 1);
 }
 
 TEST_CASE("routing: up-down reaches every NIC pair on the shipped InfiniBand topologies") {
