@@ -147,6 +147,7 @@ struct Packet {
   uint8_t vl = 0;                  // the egress queue it is sent from on this hop: the IB virtual lane
                                    // (from the port's SL-to-VL table), else priority & 7
   uint8_t ingress_class = 0;       // set by a switch: the VL / class it arrived in (credits, PFC)
+  bool in_headroom = false;        // set by a switch: arrived after XOFF, held in PFC headroom
   uint8_t dscp = 0;
   bool ect = true;                 // ECN-capable transport
   bool ce = false;                 // congestion experienced (set by a switch)

@@ -19,6 +19,8 @@ struct PortCounters {
   uint64_t link_down_drops = 0;            // dropped because the link was down
   uint64_t watchdog_drops = 0;             // dropped by the PFC watchdog (storm on this port)
   uint64_t watchdog_storms = 0;            // times the PFC watchdog fired on this port
+  uint64_t headroom_drops = 0, headroom_drop_bytes = 0;  // ingress: PFC headroom overflowed (also in drops)
+  uint64_t headroom_max_bytes = 0;         // ingress: most bytes one class held in headroom
   std::array<uint64_t, 8> drops_per_class{};
   // Per traffic class (VL on InfiniBand).
   std::array<uint64_t, 8> tx_packets_per_class{}, tx_bytes_per_class{};

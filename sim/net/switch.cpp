@@ -1,6 +1,7 @@
 #include "sim/net/switch.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/net/headers.h"
 
@@ -14,6 +15,22 @@ uint64_t ecmp_hash(const Packet& pkt, uint64_t seed) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
+}
+
+uint64_t pfc_headroom_bytes(Rate rate, Time latency, uint32_t max_frame_wire, uint64_t response_bits) {
+  // rate x 2 x latency in bytes: bits/s x ps / 1e12 / 8, rounded up.
+  const long double bdp2 = static_cast<long double>(rate.bps) * 2 * static_cast<long double>(latency) / 8e12L;
+  return static_cast<uint64_t>(std::ceil(bdp2)) + 2ull * max_frame_wire + kEthernetMinWire +
+         (response_bits + 7) / 8;
+}
+
+uint64_t pfc_response_bits(Rate rate) {
+  struct Bound { double gbps; uint64_t bits; };
+  static constexpr Bound kBounds[] = {{10, 30720}, {25, 40960}, {40, 60416}, {100, 201728}, {400, 463360}};
+  const double g = rate.as_gbps();
+  for (const Bound& b : kBounds)
+    if (g <= b.gbps) return b.bits;
+  return static_cast<uint64_t>(std::ceil(463360.0 * g / 400));
 }
 
 Switch::Switch(Engine& engine, SwitchConfig config)
@@ -31,6 +48,7 @@ int Switch::add_port(Rate rate, uint32_t peer_buffer_bytes) {
   EgressConfig ec = config_.egress;
   ec.rate = rate;
   auto p = std::make_unique<Port>();
+  p->headroom = config_.pfc.headroom_bytes;
   p->egress = std::make_unique<EgressPort>(engine_, ec);
   if (config_.ib_vl_buffer_bytes) p->egress->enable_credits(peer_buffer_bytes);
   const int idx = static_cast<int>(ports_.size());
@@ -67,8 +85,24 @@ void Switch::receive(PacketPtr pkt, int port) {
   }
   pkt->switch_ingress = port;
   pkt->ingress_class = cls;
-  if (config_.pfc.enabled) {
+  pkt->in_headroom = false;
+  if (lossless(cls)) {
     Port& in = *ports_[port];
+    if (config_.pfc.headroom_limited && in.xoff_sent[cls]) {
+      // XOFF is in force: what still arrives goes into this port's headroom.
+      if (in.headroom_used[cls] + pkt->wire_bytes > in.headroom) {
+        ++c.headroom_drops;
+        c.headroom_drop_bytes += pkt->wire_bytes;
+        ++c.drops;
+        ++c.drops_per_class[cls];
+        c.drop_bytes += pkt->wire_bytes;
+        if (config_.ib_vl_buffer_bytes) return_credit(port, cls, pkt->wire_bytes);
+        return;
+      }
+      pkt->in_headroom = true;
+      in.headroom_used[cls] += pkt->wire_bytes;
+      c.headroom_max_bytes = std::max(c.headroom_max_bytes, in.headroom_used[cls]);
+    }
     in.ingress_bytes[cls] += pkt->wire_bytes;
     if (!in.xoff_sent[cls] && in.ingress_bytes[cls] > config_.pfc.xoff_bytes) {
       in.xoff_sent[cls] = true;
@@ -82,7 +116,7 @@ void Switch::forward(PacketPtr pkt) {
   const std::vector<int>* r = route(pkt->dst);
   if (!r || r->empty()) {
     ++unroutable_;
-    release(pkt->switch_ingress, pkt->ingress_class, pkt->wire_bytes);
+    release(pkt->switch_ingress, pkt->ingress_class, pkt->wire_bytes, pkt->in_headroom);
     return;
   }
   const int out = r->size() == 1 ? (*r)[0] : (*r)[ecmp_hash(*pkt, config_.ecmp_seed) % r->size()];
@@ -90,30 +124,36 @@ void Switch::forward(PacketPtr pkt) {
   const uint8_t in_cls = pkt->ingress_class;
   const uint8_t cls = ports_[out]->egress->class_of(pkt->priority);  // egress queue (VL)
   const uint32_t bytes = pkt->wire_bytes;
-  // A dropped packet leaves the buffer at once.
-  if (config_.buffer.total_bytes && !admit(out, cls, bytes)) {
+  // A dropped packet leaves the buffer at once. A packet in PFC headroom is held in the
+  // headroom reserve, not the shared pool.
+  const bool shared = config_.buffer.total_bytes && !pkt->in_headroom;
+  const bool in_headroom = pkt->in_headroom;
+  if (shared && !admit(out, cls, bytes)) {
     PortCounters& c = ports_[out]->egress->counters();
     ++c.drops;
     ++c.drops_per_class[cls];
     c.drop_bytes += bytes;
-    release(ingress, in_cls, bytes);
+    release(ingress, in_cls, bytes, in_headroom);
     return;
   }
   if (!ports_[out]->egress->enqueue(std::move(pkt))) {
-    release(ingress, in_cls, bytes);
+    release(ingress, in_cls, bytes, in_headroom);
     return;
   }
-  if (config_.buffer.total_bytes) buffer_add(out, cls, bytes);
+  if (shared) buffer_add(out, cls, bytes);
 }
 
 uint64_t Switch::shared_size() const {
-  const uint64_t reserved = config_.buffer.reserved_bytes * ports_.size() * kNumClasses;
+  uint64_t reserved = config_.buffer.reserved_bytes * ports_.size() * kNumClasses;
+  int lossless_classes = 0;
+  for (uint8_t c = 0; c < kNumClasses; ++c) lossless_classes += lossless(c);
+  for (size_t p = 0; p < ports_.size(); ++p) reserved += headroom(static_cast<int>(p)) * lossless_classes;
   return config_.buffer.total_bytes > reserved ? config_.buffer.total_bytes - reserved : 0;
 }
 
-double Switch::dynamic_limit() const {
+double Switch::dynamic_limit(uint8_t cls) const {
   const double free = static_cast<double>(shared_size() - std::min(shared_size(), shared_used_));
-  return config_.buffer.alpha > 0 && !config_.pfc.enabled ? config_.buffer.alpha * free : free;
+  return config_.buffer.alpha > 0 && !lossless(cls) ? config_.buffer.alpha * free : free;
 }
 
 bool Switch::admit(int out, uint8_t cls, uint32_t bytes) const {
@@ -124,7 +164,7 @@ bool Switch::admit(int out, uint8_t cls, uint32_t bytes) const {
   const uint64_t need = q + bytes - std::max(q, r);
   if (shared_used_ + need > shared_size()) return false;
   const uint64_t excess_after = q + bytes - r;
-  return static_cast<double>(excess_after) <= dynamic_limit();
+  return static_cast<double>(excess_after) <= dynamic_limit(cls);
 }
 
 void Switch::buffer_add(int out, uint8_t cls, int64_t bytes) {
@@ -138,15 +178,17 @@ void Switch::buffer_add(int out, uint8_t cls, int64_t bytes) {
 
 void Switch::on_dequeue(int port, const Packet& pkt) {
   if (pkt.kind == PacketKind::PfcPause || pkt.kind == PacketKind::IbCredit) return;
-  if (config_.buffer.total_bytes) buffer_add(port, pkt.vl & 7, -static_cast<int64_t>(pkt.wire_bytes));
-  release(pkt.switch_ingress, pkt.ingress_class, pkt.wire_bytes);
+  if (config_.buffer.total_bytes && !pkt.in_headroom)
+    buffer_add(port, pkt.vl & 7, -static_cast<int64_t>(pkt.wire_bytes));
+  release(pkt.switch_ingress, pkt.ingress_class, pkt.wire_bytes, pkt.in_headroom);
 }
 
-void Switch::release(int ingress, uint8_t cls, uint32_t bytes) {
+void Switch::release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom) {
   if (ingress < 0) return;
   if (config_.ib_vl_buffer_bytes) return_credit(ingress, cls, bytes);
-  if (!config_.pfc.enabled) return;
+  if (!lossless(cls)) return;
   Port& in = *ports_[ingress];
+  if (in_headroom) in.headroom_used[cls] -= bytes;
   in.ingress_bytes[cls] -= bytes;
   if (in.xoff_sent[cls] && in.ingress_bytes[cls] <= config_.pfc.xon_bytes) {
     in.xoff_sent[cls] = false;

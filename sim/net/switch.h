@@ -19,11 +19,46 @@ namespace rdmasim::net {
 // exceed xoff, the switch sends XOFF (quanta 0xffff) back out of that port; when they fall
 // to xon or below, XON (quanta 0). While XOFF holds, it is re-sent every half pause time
 // (0xffff quanta = 335.5 us at 100 Gb/s), so the upstream never resumes early.
+//
+// Lossless classes: those in `class_mask` (all 8 by default); the others are lossy (no
+// XOFF, dynamic threshold in a shared buffer).
+//
+// Headroom: what may still arrive on (ingress port, lossless class) after XOFF is decided.
+// When `headroom_limited`, a packet arriving while XOFF is in force is held in that port's
+// headroom (pfc_headroom_bytes or set_headroom per port); one that would take the headroom
+// beyond it is dropped and counted as `headroom_drops` (and in `drops`) on the ingress
+// port. Headroom is reserved out of a shared buffer: the pool shrinks by headroom x
+// lossless classes per port, and packets in headroom do not draw from the pool. When not
+// limited (the default), nothing is reserved and arrivals after XOFF are only bounded by
+// the egress queue (the behaviour before headroom was modelled).
 struct PfcConfig {
   bool enabled = false;
   uint64_t xoff_bytes = 0;
   uint64_t xon_bytes = 0;
+  uint8_t class_mask = 0xff;
+  bool headroom_limited = false;
+  uint64_t headroom_bytes = 0;   // per (port, lossless class) unless set_headroom
+  bool headroom_auto = false;    // sim/topo sets each port's headroom from its link (below)
 };
+
+// The headroom one (ingress port, class) needs so that nothing is lost after XOFF, for a
+// link of `rate` and one-way propagation `latency` carrying frames of at most
+// `max_frame_wire` bytes, with a peer that takes `response_bits` bit times to react to a
+// pause (IEEE 802.1Qbb; its delay model as in Annex N):
+//   XOFF is decided when the last bit of a packet arrives (t0). The switch's egress toward
+//   the peer may have just started a frame: max_frame_wire / rate until the PFC frame can go
+//   (D-Max-Frame), then the PFC frame itself, kEthernetMinWire bytes (D-Pause); it
+//   propagates for `latency` (D-Cable); the peer reacts after response_bits (D-Resp) and
+//   finishes the frame it is sending, max_frame_wire (D-Max-No-Drop-Frame); the last bit
+//   of that frame arrives `latency` later (D-Cable). Data arrives at up to `rate` all along:
+//     headroom = rate x (2 x latency) + 2 x max_frame_wire + kEthernetMinWire + response_bits / 8.
+//   PHY/interface latency (D-Intf) is part of the link latency in this model.
+uint64_t pfc_headroom_bytes(Rate rate, Time latency, uint32_t max_frame_wire, uint64_t response_bits);
+
+// IEEE 802.1Qbb's upper bound on a peer's pause response (D-Resp, bit times) at `rate`:
+// 30720 (10 Gb/s), 40960 (25), 60416 (40), 201728 (100), 463360 (400); a rate between two
+// of them takes the higher one, above 400 Gb/s the 400 Gb/s value scaled by rate / 400.
+uint64_t pfc_response_bits(Rate rate);
 
 // Shared switch buffer (off when total_bytes is 0: each egress queue only has its class
 // limit). Each (egress port, class) queue has `reserved_bytes` of its own; beyond that it
@@ -79,7 +114,14 @@ class Switch : public Node {
   // reserve has now (alpha * free, or the free pool when alpha is 0).
   uint64_t shared_used() const { return shared_used_; }
   uint64_t shared_size() const;
-  double dynamic_limit() const;
+  // The limit for a lossy queue's excess (alpha x free, or free when alpha is 0); a
+  // lossless class (PFC) gets the free pool.
+  double dynamic_limit(uint8_t cls = 0) const;
+  bool lossless(uint8_t cls) const { return config_.pfc.enabled && (config_.pfc.class_mask >> (cls & 7) & 1); }
+  // PFC headroom of port `port` per lossless class (see PfcConfig); 0 when not limited.
+  void set_headroom(int port, uint64_t bytes) { ports_[port]->headroom = bytes; }
+  uint64_t headroom(int port) const { return config_.pfc.headroom_limited ? ports_[port]->headroom : 0; }
+  uint64_t headroom_used(int port, uint8_t cls) const { return ports_[port]->headroom_used[cls & 7]; }
 
   // Packets to `dst` leave by one of `ports`; with several, by hash of (src, dst,
   // udp_src_port, flow_hash), so one flow always takes one path.
@@ -100,12 +142,14 @@ class Switch : public Node {
     std::array<EventId, kNumClasses> xoff_refresh{};
     std::array<uint32_t, kNumClasses> credits_freed{};  // IB: bytes released, mod 2^32
     std::array<uint64_t, kNumClasses> queue_bytes{};    // shared buffer: egress queue bytes
+    uint64_t headroom = 0;                               // per lossless class
+    std::array<uint64_t, kNumClasses> headroom_used{};  // bytes held in headroom
   };
   bool admit(int out, uint8_t cls, uint32_t bytes) const;
   void buffer_add(int out, uint8_t cls, int64_t bytes);
   void forward(PacketPtr pkt);
   void on_dequeue(int port, const Packet& pkt);
-  void release(int ingress, uint8_t cls, uint32_t bytes);
+  void release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom);
   void send_pfc(int port, uint8_t cls, uint16_t quanta);
   void send_xoff(int port, uint8_t cls);
   void return_credit(int port, uint8_t vl, uint32_t bytes);

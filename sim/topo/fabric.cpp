@@ -29,7 +29,9 @@ json port_json(const net::EgressPort& port) {
             {"drops_per_class", drops},   {"ecn_marked", c.ecn_marked},
             {"pauses_received", c.pauses_received}, {"pauses_sent", c.pauses_sent},
             {"link_down_drops", c.link_down_drops}, {"watchdog_drops", c.watchdog_drops},
-            {"watchdog_storms", c.watchdog_storms}, {"link_up", port.link_up()}};
+            {"watchdog_storms", c.watchdog_storms}, {"headroom_drops", c.headroom_drops},
+            {"headroom_drop_bytes", c.headroom_drop_bytes}, {"headroom_max_bytes", c.headroom_max_bytes},
+            {"link_up", port.link_up()}};
   // Per class: only classes that saw any traffic or pause, keyed "0".."7".
   json classes = json::object();
   for (uint8_t k = 0; k < 8; ++k) {
@@ -85,7 +87,10 @@ class BuiltFabric : public Fabric {
           if (ib()) host_ports_[e.index]->enable_credits(buffer(peer), buffer(e));
           return 0;
         }
-        return switches_[e.index]->add_port(ls.rate, buffer(peer));
+        const int port = switches_[e.index]->add_port(ls.rate, buffer(peer));
+        if (spec_.switches[e.index].pfc.headroom_auto)
+          switches_[e.index]->set_headroom(port, auto_headroom_bytes(ls, spec_.link_layer, spec_.mtu));
+        return port;
       };
       const int pa = end_port(ls.a, ls.b), pb = end_port(ls.b, ls.a);
       link_ports_[l] = {pa, pb};
@@ -144,8 +149,11 @@ class BuiltFabric : public Fabric {
       out[nics_[i].host + "/" + nics_[i].device] = j;
     }
     for (const auto& sw : switches_) {
-      for (size_t p = 0; p < sw->num_ports(); ++p)
-        out[sw->name() + "/" + std::to_string(p)] = port_json(sw->port(static_cast<int>(p)));
+      for (size_t p = 0; p < sw->num_ports(); ++p) {
+        json j = port_json(sw->port(static_cast<int>(p)));
+        if (const uint64_t h = sw->headroom(static_cast<int>(p))) j["pfc_headroom_bytes"] = h;
+        out[sw->name() + "/" + std::to_string(p)] = std::move(j);
+      }
       out[sw->name()] = {{"unroutable", sw->unroutable()}};
     }
     json links = json::array();

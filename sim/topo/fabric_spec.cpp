@@ -2,11 +2,13 @@
 
 #include <arpa/inet.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/net/headers.h"
 #include "sim/topo/config_reader.h"
 #include "sim/topo/routing.h"
 
@@ -296,7 +298,7 @@ void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
   if (j.contains("pfc")) {
     const std::string p = join(path, "pfc");
     const json& e = j["pfc"];
-    if (r.object(e, p, {"enabled", "xoff_kb", "xon_kb", "watchdog"})) {
+    if (r.object(e, p, {"enabled", "xoff_kb", "xon_kb", "watchdog", "headroom_kb", "classes"})) {
       net::PfcConfig& c = s.pfc;
       if (e.contains("watchdog")) {
         const std::string wp = join(p, "watchdog");
@@ -314,6 +316,37 @@ void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
           e, "xon_kb", p, static_cast<int64_t>(c.xon_bytes / 1024), 0, 1 << 30, "a size in KiB >= 0"));
       if (c.xon_bytes > c.xoff_bytes)
         r.error(join(p, "xon_kb"), json(c.xon_bytes / 1024), "is above xoff_kb", "xon_kb <= xoff_kb");
+      if (e.contains("headroom_kb")) {
+        const json& h = e["headroom_kb"];
+        const char* expected = "\"auto\" (from the link's bandwidth-delay product) or a size in KiB >= 0";
+        if (h.is_string() && h.get<std::string>() == "auto") {
+          c.headroom_limited = c.headroom_auto = true;
+        } else if (h.is_number() && h.get<double>() >= 0 && h.get<double>() <= (1 << 30)) {
+          c.headroom_limited = true;
+          c.headroom_auto = false;
+          c.headroom_bytes = static_cast<uint64_t>(std::llround(h.get<double>() * 1024));
+        } else {
+          r.error(join(p, "headroom_kb"), h, "is not a headroom", expected);
+        }
+      }
+      if (e.contains("classes")) {
+        const json& a = e["classes"];
+        const std::string cp = join(p, "classes");
+        if (!a.is_array() || a.empty() || a.size() > 8) {
+          r.error(cp, a, "is not a list of classes", "1 to 8 distinct traffic classes 0..7");
+        } else {
+          uint8_t mask = 0;
+          for (size_t i = 0; i < a.size(); ++i) {
+            if (!a[i].is_number_integer() || a[i].get<int64_t>() < 0 || a[i].get<int64_t>() > 7)
+              r.error(index(cp, i), a[i], "is not a traffic class", "an integer 0..7");
+            else if (mask & (1u << a[i].get<int64_t>()))
+              r.error(index(cp, i), a[i], "is a duplicate", "distinct traffic classes");
+            else
+              mask |= static_cast<uint8_t>(1u << a[i].get<int64_t>());
+          }
+          c.class_mask = mask;
+        }
+      }
     }
   }
 }
@@ -458,6 +491,14 @@ const char* link_layer_name(net::LinkLayer ll) {
     case net::LinkLayer::IWarp: return "iWARP";
   }
   return "?";
+}
+
+uint32_t max_frame_wire(net::LinkLayer ll, uint32_t mtu) {
+  return net::base_wire_bytes(ll, mtu) + 16 + 4 + (ll == net::LinkLayer::InfiniBand ? 40 : 0);
+}
+
+uint64_t auto_headroom_bytes(const LinkSpec& l, net::LinkLayer ll, uint32_t mtu) {
+  return net::pfc_headroom_bytes(l.rate, l.latency, max_frame_wire(ll, mtu), net::pfc_response_bits(l.rate));
 }
 
 json expand_topology(ConfigReader& r, const json& config);
@@ -662,6 +703,30 @@ FabricSpec parse_fabric(const json& config_in) {
     if (spec.nic_link[i] < 0)
       r.error(hosts_path, "NIC " + spec.nics[i].nic.host + "/" + spec.nics[i].nic.device +
                               " has no link; expected each NIC in exactly one of fabric.links");
+  }
+  // A shared buffer must hold the per-queue reserves and the PFC headroom of every port.
+  for (size_t sw = 0; sw < spec.switches.size(); ++sw) {
+    const net::SwitchConfig& sc = spec.switches[sw];
+    if (!sc.buffer.total_bytes) continue;
+    uint64_t ports = 0, headroom = 0;
+    for (const LinkSpec& l : spec.links)
+      for (const LinkEnd& e : {l.a, l.b})
+        if (e.is_switch && e.index == sw) {
+          ++ports;
+          if (sc.pfc.enabled && sc.pfc.headroom_limited)
+            headroom += sc.pfc.headroom_auto ? auto_headroom_bytes(l, spec.link_layer, spec.mtu)
+                                             : sc.pfc.headroom_bytes;
+        }
+    int lossless = 0;
+    for (int c = 0; c < 8; ++c) lossless += sc.pfc.enabled && (sc.pfc.class_mask >> c & 1);
+    const uint64_t need = sc.buffer.reserved_bytes * ports * 8 + headroom * lossless;
+    if (need >= sc.buffer.total_bytes)
+      r.error("fabric.switches[" + std::to_string(sw) + "] (" + sc.name + ").buffer.total_kb",
+              json(sc.buffer.total_bytes / 1024),
+              "leaves no shared pool after " + std::to_string(need) + " B of reserves (reserved_kb x " +
+                  std::to_string(ports) + " ports x 8 classes + PFC headroom x " + std::to_string(lossless) +
+                  " lossless classes)",
+              "a buffer larger than its reserves and headroom");
   }
   if (!r.ok()) throw ConfigError(r.errors());
 

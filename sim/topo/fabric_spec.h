@@ -73,6 +73,14 @@ struct FabricSpec {
 // addresses, LIDs (IB subnet manager) and GUIDs, and checks every NIC reaches every other.
 FabricSpec parse_fabric(const nlohmann::json& config);
 
+// The largest data frame on the wire at `mtu`: a full payload with the largest extension
+// headers a full packet carries (RETH 16 B + ImmDt 4 B; and a 40 B GRH on InfiniBand).
+uint32_t max_frame_wire(net::LinkLayer ll, uint32_t mtu);
+
+// The PFC headroom of a switch port on link `l` (pfc.headroom_kb "auto"):
+// net::pfc_headroom_bytes(rate, latency, max_frame_wire, net::pfc_response_bits(rate)).
+uint64_t auto_headroom_bytes(const LinkSpec& l, net::LinkLayer ll, uint32_t mtu);
+
 // "2 hosts, 1 switch, 2 links, RoCEv2 100 Gb/s, MTU 4096"
 std::string summarize(const FabricSpec& spec);
 
