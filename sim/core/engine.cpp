@@ -12,57 +12,32 @@ namespace rdmasim {
 Engine::Engine(uint64_t seed) : seed_(seed) {}
 Engine::~Engine() = default;
 
-// A 4-ary min-heap: shallower than a binary heap, and a node's children share a cache line.
-void Engine::heap_push(HeapEntry e) {
-  size_t i = heap_.size();
-  heap_.push_back(e);
-  while (i > 0) {
-    const size_t parent = (i - 1) / 4;
-    if (!earlier(e, heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    i = parent;
-  }
-  heap_[i] = e;
-}
-
-void Engine::heap_pop_top() {
-  const HeapEntry last = heap_.back();
-  heap_.pop_back();
-  const size_t n = heap_.size();
-  if (n == 0) return;
-  size_t i = 0;
-  for (;;) {
-    const size_t first = 4 * i + 1;
-    if (first >= n) break;
-    size_t best = first;
-    const size_t end = first + 4 < n ? first + 4 : n;
-    for (size_t c = first + 1; c < end; ++c)
-      if (earlier(heap_[c], heap_[best])) best = c;
-    if (!earlier(heap_[best], last)) break;
-    heap_[i] = heap_[best];
-    i = best;
-  }
-  heap_[i] = last;
-}
-
-EventId Engine::schedule_at(Time t, Callback cb) {
+uint32_t Engine::take_slot(Time t) {
   if (t < now_) throw std::logic_error("Engine::schedule_at: time is in the past");
-  uint32_t slot;
   if (!free_slots_.empty()) {
-    slot = free_slots_.back();
+    const uint32_t slot = free_slots_.back();
     free_slots_.pop_back();
-  } else {
-    if (slots_.size() > kSlotMask) throw std::length_error("Engine: too many pending events");
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
+    return slot;
   }
-  Slot& s = slots_[slot];
-  s.cb = std::move(cb);
+  if (slots_.size() > kSlotMask) throw std::length_error("Engine: too many pending events");
+  slots_.grow();
+  return static_cast<uint32_t>(slots_.size() - 1);
+}
+
+EventId Engine::enqueue(Time t, uint32_t slot) {
+  EventSlot& s = slots_[slot];
   s.seq = next_seq_++;
   const uint64_t key = (s.seq << kSlotBits) | slot;
-  heap_push(HeapEntry{t, key});
+  heap_.push(HeapEntry{static_cast<uint64_t>(t), key});
   ++live_;
   return EventId{key + 1};
+}
+
+void Engine::release_slot(uint32_t slot) {
+  EventSlot& s = slots_[slot];
+  s.seq = kFree;
+  s.reset();
+  free_slots_.push_back(slot);
 }
 
 bool Engine::is_pending(EventId id) const {
@@ -74,11 +49,8 @@ bool Engine::is_pending(EventId id) const {
 
 bool Engine::cancel(EventId id) {
   if (!is_pending(id)) return false;
-  Slot& s = slots_[(id.value - 1) & kSlotMask];
-  s.seq = kFree;
-  s.cb = nullptr;
   // The heap entry stays behind; its sequence no longer matches and it is skipped.
-  free_slots_.push_back(static_cast<uint32_t>((id.value - 1) & kSlotMask));
+  release_slot(static_cast<uint32_t>((id.value - 1) & kSlotMask));
   --live_;
   // Models that re-arm timers cancel far more events than they run; without compaction
   // the heap fills with dead entries and every pop pays for them.
@@ -87,39 +59,41 @@ bool Engine::cancel(EventId id) {
 }
 
 void Engine::compact() {
-  std::erase_if(heap_, [this](const HeapEntry& e) { return !live(e); });
-  // A sorted array is a valid d-ary min-heap.
-  std::sort(heap_.begin(), heap_.end(), earlier);
+  heap_.filter([this](const HeapEntry& e) { return live(e); });
   dead_ = 0;
 }
 
 void Engine::pop_dead() {
-  while (!heap_.empty() && !live(heap_.front())) {
-    heap_pop_top();
+  while (!heap_.empty() && !live(heap_.top())) {
+    heap_.pop();
     if (dead_ > 0) --dead_;
   }
 }
 
 Time Engine::next_event_time() {
   pop_dead();
-  return heap_.empty() ? kTimeNever : heap_.front().time;
+  return heap_.empty() ? kTimeNever : static_cast<Time>(heap_.top().time);
 }
 
 bool Engine::step() {
   pop_dead();
   if (heap_.empty()) return false;
-  const HeapEntry e = heap_.front();
-  heap_pop_top();
+  const HeapEntry e = heap_.top();
+  heap_.pop();
   const uint32_t slot = static_cast<uint32_t>(e.key & kSlotMask);
-  Slot& s = slots_[slot];
-  Callback cb = std::move(s.cb);
-  s.cb = nullptr;
+  EventSlot& s = slots_[slot];
+  // The callable runs where it is stored; the slot is freed after it returns (or throws).
+  // While it runs the event is no longer pending, so cancelling its own handle is a no-op.
   s.seq = kFree;
-  free_slots_.push_back(slot);
   --live_;
-  now_ = e.time;
+  now_ = static_cast<Time>(e.time);
   ++events_run_;
-  cb();
+  struct Release {
+    Engine* engine;
+    uint32_t slot;
+    ~Release() { engine->release_slot(slot); }
+  } release{this, slot};
+  s.run();
   return true;
 }
 

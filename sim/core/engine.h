@@ -9,6 +9,8 @@
 #include <memory>
 #include <vector>
 
+#include "sim/core/event_heap.h"
+#include "sim/core/event_slot.h"
 #include "sim/core/rng.h"
 #include "sim/core/time.h"
 
@@ -38,9 +40,19 @@ class Engine {
   Time now() const { return now_; }
   uint64_t seed() const { return seed_; }
 
-  // Schedules `cb` at absolute time `t` (>= now()). Returns a handle for cancel().
-  EventId schedule_at(Time t, Callback cb);
-  EventId schedule_in(Time delay, Callback cb) { return schedule_at(now_ + delay, std::move(cb)); }
+  // Schedules `cb` (any callable taking no arguments: a lambda, a Callback) at absolute
+  // time `t` (>= now()). Returns a handle for cancel(). A callable of up to 40 bytes is
+  // stored in the event's slot without a heap allocation.
+  template <class F>
+  EventId schedule_at(Time t, F&& cb) {
+    const uint32_t slot = take_slot(t);
+    slots_[slot].emplace(std::forward<F>(cb));
+    return enqueue(t, slot);
+  }
+  template <class F>
+  EventId schedule_in(Time delay, F&& cb) {
+    return schedule_at(now_ + delay, std::forward<F>(cb));
+  }
 
   // Cancels a pending event. Returns false if it already ran, was cancelled, or is unknown.
   bool cancel(EventId id);
@@ -66,26 +78,18 @@ class Engine {
 
  private:
   // A heap entry is 16 bytes: the time and a key = (sequence << kSlotBits) | slot. Keys
-  // grow with the sequence, so (time, key) order is (time, sequence) order.
+  // grow with the sequence, so (time, key) order is (time, sequence) order. Callbacks stay
+  // in slots_; the heap moves only entries.
   static constexpr int kSlotBits = 24;
   static constexpr uint64_t kSlotMask = (1ull << kSlotBits) - 1;
-  static constexpr uint64_t kFree = ~0ull;
-  struct Slot {
-    Callback cb;
-    uint64_t seq = kFree;  // sequence of the event armed in this slot, kFree if none
-  };
-  struct HeapEntry {
-    Time time;
-    uint64_t key;
-  };
-  static bool earlier(const HeapEntry& a, const HeapEntry& b) {
-    return a.time != b.time ? a.time < b.time : a.key < b.key;
-  }
+  static constexpr uint64_t kFree = EventSlot::kFree;
+  using HeapEntry = EventHeap::Entry;  // time as uint64_t (a Time >= 0), key
   bool live(const HeapEntry& e) const { return slots_[e.key & kSlotMask].seq == (e.key >> kSlotBits); }
+  uint32_t take_slot(Time t);  // throws if t is in the past or no slot is left
+  EventId enqueue(Time t, uint32_t slot);
+  void release_slot(uint32_t slot);
   void pop_dead();
   void compact();
-  void heap_push(HeapEntry e);
-  void heap_pop_top();
 
   Time now_ = 0;
   uint64_t seed_;
@@ -94,8 +98,8 @@ class Engine {
   size_t live_ = 0;
   size_t dead_ = 0;  // cancelled entries still in heap_
   bool stop_requested_ = false;
-  std::vector<HeapEntry> heap_;
-  std::vector<Slot> slots_;
+  EventHeap heap_;
+  EventSlots slots_;
   std::vector<uint32_t> free_slots_;
   std::map<std::string, std::unique_ptr<Rng>, std::less<>> streams_;
 };
