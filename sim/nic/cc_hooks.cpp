@@ -1,9 +1,9 @@
 // The HCA's congestion-control hooks: request pacing (requester), CNP generation at the
 // notification point (receive path) and CNP reception at the reaction point.
 //
-// - The pacer holds a QP's requests (not its READ responses or ACKs) until next_tx, which
-//   advances by wire_bytes at the controller's current rate per packet sent. With "none"
-//   there is no pacer: the port's own serialization is the only limit.
+// - The pacer holds a QP's requests and RDMA READ response packets (not its ACKs) until
+//   next_tx, which advances by wire_bytes at the controller's current rate per packet sent.
+//   With "none" there is no pacer: the port's own serialization is the only limit.
 // - NP: when the HCA's algorithm is DCQCN and a RoCEv2 packet for a QP arrives CE-marked,
 //   the QP sends a CNP to its peer QP unless it sent one less than cnp_interval ago.
 // - RP: a CNP for a QP goes to the QP's controller right away (no receive pipeline delay:

@@ -11,6 +11,9 @@ constexpr uint8_t kRc = 0x00, kUc = 0x20, kUd = 0x60;
 
 uint8_t transport_bits(QpType t) { return t == QpType::RC ? kRc : t == QpType::UC ? kUc : kUd; }
 
+// RC RDMA READ RESPONSE FIRST 0x0d, MIDDLE 0x0e, LAST 0x0f, ONLY 0x10.
+bool is_read_response(uint8_t opcode) { return opcode >= 0x0d && opcode <= 0x10; }
+
 }  // namespace
 
 const AddressVector& Hca::Impl::tx_av(const Qp& qp) const {
@@ -67,8 +70,13 @@ void Hca::Impl::pump() {
         qp.in_active = false;
         continue;
       }
-      const bool request = qp.resp_queue.empty() && !qp.tcp;  // iWARP: TCP windows, no pacer
-      if (request && pace_hold(qp)) continue;  // congestion control: not yet its send time
+      // Congestion control paces a QP's requests and its RDMA READ response packets (the
+      // responder's data; the requester's CNPs for CE-marked responses cut this QP's rate),
+      // not ACKs. iWARP: TCP windows, no pacer.
+      const bool request = qp.resp_queue.empty() && !qp.tcp;
+      const bool paced = request || (!qp.tcp && !qp.resp_queue.empty() &&
+                                     is_read_response(qp.resp_queue.front()->bth.opcode));
+      if (paced && pace_hold(qp)) continue;  // not yet its send time
       const uint8_t prio = !qp.resp_queue.empty() ? qp.resp_queue.front()->priority
                                                    : priority_of(tx_av(qp));
       active.push_back(qpn);
@@ -87,7 +95,7 @@ void Hca::Impl::pump() {
         p = next_request(qp);
       }
       if (!p) continue;
-      if (request) paced_sent(qp, *p);
+      if (paced) paced_sent(qp, *p);
       if (!port_active) continue;  // a down port loses what the NIC sends (RC then times out)
       counters.tx_packets++;
       counters.tx_bytes += p->wire_bytes;
