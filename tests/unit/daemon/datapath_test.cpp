@@ -387,3 +387,73 @@ TEST_CASE("daemon datapath: DMA outside a registered region is refused and touch
   CHECK(std::all_of(std::begin(client.buf), std::end(client.buf), [](char ch) { return ch == 0x11; }));
   CHECK(client.c.alloc_pd() != 0);  // the daemon still serves
 }
+
+TEST_CASE("daemon counters: the \"cc\" section lists each QP's DCQCN state and rate series") {
+  // client -> server over a 100 Gb/s link into a switch whose link to server runs at
+  // 10 Gb/s, with ECN marking every packet that finds a queue (kmin = kmax = 0): of 8
+  // back-to-back 4 KiB WRITEs all but the first find one, so the server sees CE, sends a
+  // CNP (the paper preset's 50 us interval: one for this burst) and the client QP's
+  // controller cuts once.
+  nlohmann::json cfg = topo::default_fabric_config();
+  cfg["links"][0]["rate_gbps"] = 10;
+  cfg["switch"] = {{"ecn", {{"enabled", true}, {"kmin_kb", 0}, {"kmax_kb", 0}, {"pmax", 1.0}}}};
+  cfg["nic"] = {{"cc", {{"algorithm", "dcqcn"}, {"preset", "paper"}}}};
+  TestDaemon d(cfg);
+  REQUIRE(d.listen_rc() == 0);
+  Side server(d.path()), client(d.path());
+  server.setup("server");
+  client.setup("client");
+  server.connect_to(client);
+  client.connect_to(server);
+  constexpr uint32_t kWrites = 8;
+  for (uint32_t i = 0; i < kWrites; ++i) {
+    ipc::SqWqe& w = client.sq.slot(i);
+    std::memset(&w, 0, sizeof w);
+    w.wr_id = i;
+    w.wqe_index = i;
+    w.opcode = IBV_WR_RDMA_WRITE;
+    w.send_flags = IBV_SEND_SIGNALED;
+    w.num_sge = 1;
+    w.sge[0] = {reinterpret_cast<uint64_t>(client.buf), sizeof client.buf, client.lkey};
+    w.remote_addr = reinterpret_cast<uint64_t>(server.buf);
+    w.rkey = server.rkey;
+  }
+  client.sq.header()->producer.store(kWrites, std::memory_order_release);
+  client.c.ring();
+  ipc::Cqe cqe{};
+  REQUIRE(client.wait_cqe(kWrites, &cqe));
+  CHECK(cqe.status == IBV_WC_SUCCESS);
+
+  auto r = client.c.call_empty(ipc::Op::Counters);
+  REQUIRE(r->hdr.status == 0);
+  const auto j = nlohmann::json::parse(std::string(r->body.begin(), r->body.end()));
+  REQUIRE(j["nics"].size() == 2);
+  const nlohmann::json* cl = nullptr;
+  const nlohmann::json* sv = nullptr;
+  for (const auto& n : j["nics"]) (n["host"] == "client" ? cl : sv) = &n;
+  REQUIRE(cl);
+  REQUIRE(sv);
+  // The server's QP sent only ACKs and CNPs, which are not paced: it has no controller.
+  CHECK((*sv)["cc"].empty());
+  CHECK((*sv)["cnps_sent"].get<uint64_t>() >= 1);
+  REQUIRE((*cl)["cc"].size() == 1);
+  const auto& q = (*cl)["cc"][0];
+  CHECK(q["qpn"].get<uint32_t>() == client.qpn);
+  CHECK(q["algorithm"] == "dcqcn");
+  CHECK(q["cnps_received"].get<uint64_t>() == (*sv)["cnps_sent"].get<uint64_t>());
+  CHECK(q["rate_cuts"].get<uint64_t>() >= 1);
+  CHECK((*cl)["rate_cuts"] == q["rate_cuts"]);
+  // The series: [t_us, rate_gbps, target_gbps, alpha]. It starts at the client's line rate
+  // (100 Gb/s) with alpha = initial_alpha (1, paper); the first cut sets target = rate and
+  // rate = rate * (1 - alpha/2) = 50 Gb/s, then alpha = (1 - g) + g = 1.
+  const auto& s = q["samples"];
+  REQUIRE(s.size() >= 2);
+  CHECK(s[0][1].get<double>() == doctest::Approx(100));
+  CHECK(s[0][2].get<double>() == doctest::Approx(100));
+  CHECK(s[0][3].get<double>() == doctest::Approx(1.0));
+  CHECK(s[1][0].get<double>() > s[0][0].get<double>());
+  CHECK(s[1][1].get<double>() == doctest::Approx(50));
+  CHECK(s[1][2].get<double>() == doctest::Approx(100));
+  CHECK(s[1][3].get<double>() == doctest::Approx(1.0));
+  CHECK(q["samples_dropped"].get<uint64_t>() == 0);
+}
