@@ -34,14 +34,7 @@ class EventHeap {
 
   void push(Entry e) {
     if (size_ == capacity_) grow();
-    size_t i = size_++;
-    while (i > 0) {
-      const size_t parent = (i - 1) / kArity;
-      if (!earlier(e, at(parent))) break;
-      at(i) = at(parent);
-      i = parent;
-    }
-    at(i) = e;
+    sift_up(size_++, e);
   }
 
   // Removes the top. Bottom-up: the hole left at the root goes down to a leaf along the
@@ -68,13 +61,7 @@ class EventHeap {
       at(hole) = at(best);
       hole = best;
     }
-    while (hole > 0) {
-      const size_t parent = (hole - 1) / kArity;
-      if (!earlier(last, at(parent))) break;
-      at(hole) = at(parent);
-      hole = parent;
-    }
-    at(hole) = last;
+    sift_up(hole, last);
   }
 
   // Keeps the entries for which keep(e) is true, in any valid heap order.
@@ -102,6 +89,17 @@ class EventHeap {
   }
   Entry& at(size_t i) { return data_[i + kOffset]; }
   const Entry& at(size_t i) const { return data_[i + kOffset]; }
+
+  // Places `e` at the empty position i or above it.
+  void sift_up(size_t i, Entry e) {
+    while (i > 0) {
+      const size_t parent = (i - 1) / kArity;
+      if (!earlier(e, at(parent))) break;
+      at(i) = at(parent);
+      i = parent;
+    }
+    at(i) = e;
+  }
 
   void sift_down(size_t i) {
     const Entry e = at(i);

@@ -33,33 +33,15 @@ constexpr int kWrites = 16;  // per sender: 1 MiB
 TEST_CASE("pcap_congestion: a congested DCQCN + PFC run, captured") {
   const char* dir = std::getenv("PCAP_CONGESTION_DIR");
   REQUIRE_MESSAGE(dir != nullptr, "set PCAP_CONGESTION_DIR (run by pcap_congestion.sh)");
-  const json cfg = json::parse(R"({
-    "name": "incast2", "link_layer": "roce", "mtu": 4096, "seed": 3,
-    "nic": {"cc": {"algorithm": "dcqcn", "preset": "paper"}},
-    "switch": {"queue_kb": 4096,
-               "ecn": {"enabled": true, "kmin_kb": 5, "kmax_kb": 50, "pmax": 0.2},
-               "pfc": {"enabled": true, "xoff_kb": 40, "xon_kb": 20}},
-    "hosts": [
-      {"name": "s1", "ip": "127.0.1.1"},
-      {"name": "s2", "ip": "127.0.1.2"},
-      {"name": "r", "ip": "127.0.1.3"}
-    ],
-    "switches": [{"name": "sw0"}],
-    "links": [
-      {"a": "s1", "b": "sw0", "rate_gbps": 100, "latency_ns": 400},
-      {"a": "s2", "b": "sw0", "rate_gbps": 100, "latency_ns": 400},
-      {"a": "r", "b": "sw0", "rate_gbps": 100, "latency_ns": 400}
-    ]
-  })");
+  const json sw = {{"queue_kb", 4096},
+                   {"ecn", {{"enabled", true}, {"kmin_kb", 5}, {"kmax_kb", 50}, {"pmax", 0.2}}},
+                   {"pfc", {{"enabled", true}, {"xoff_kb", 40}, {"xon_kb", 20}}}};
+  const json cfg = cctest::star3_config(sw, {{"algorithm", "dcqcn"}, {"preset", "paper"}}, 3);
   Engine engine(3);
   auto fabric = topo::Fabric::build(engine, cfg);
   const auto& nics = fabric->nics();
   REQUIRE(nics.size() == 3);
-  std::vector<std::unique_ptr<Hca>> hca;
-  for (size_t i = 0; i < 3; ++i) {
-    hca.push_back(std::make_unique<Hca>(engine, nics[i].hca, fabric->nic_port(i)));
-    fabric->attach_nic(i, hca.back().get());
-  }
+  auto hca = cctest::attach_hcas(engine, *fabric);
   auto capture = std::make_unique<trace::Capture>(*fabric, dir, topo::CapturePorts::All);
 
   LocalMemory mem;
@@ -83,24 +65,12 @@ TEST_CASE("pcap_congestion: a congested DCQCN + PFC run, captured") {
     });
     MrKeys k;
     REQUIRE(s.reg_mr(pd, &mem, src_addr, kMsg, src_addr, kAccessLocalWrite, &k) == 0);
-    QpInitAttr init;
-    init.pd = rpd;
-    init.type = QpType::RC;
-    init.send_cq = init.recv_cq = rcq;
-    init.caps = {64, 64, 4, 4, 64};
-    uint32_t rq = 0;
-    REQUIRE(r.create_qp(init, &rq) == 0);
+    const uint32_t rq = cctest::add_rc_qp(r, rpd, rcq);
     cctest::connect_rc(s, qpn[f], rq, nics[2].address);
     cctest::connect_rc(r, rq, qpn[f], nics[f].address);
-    for (int i = 0; i < kWrites; ++i) {
-      SendWr wr;
-      wr.opcode = WrOpcode::RdmaWrite;
-      wr.send_flags = kSendSignaled;
-      wr.sgl = {Sge{src_addr, kMsg, k.lkey}};
-      wr.remote_addr = sink_addr;
-      wr.rkey = rk.rkey;
-      REQUIRE(s.post_send(qpn[f], wr) == 0);
-    }
+    for (int i = 0; i < kWrites; ++i)
+      REQUIRE(s.post_send(qpn[f], cctest::rdma_wr(WrOpcode::RdmaWrite, src_addr, kMsg, k.lkey,
+                                                  sink_addr, rk.rkey)) == 0);
   }
   engine.run();  // to the end: DCQCN's timers stop once the senders are back at line rate
   CHECK(completed == 2 * kWrites);

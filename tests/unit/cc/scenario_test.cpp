@@ -25,29 +25,13 @@ constexpr uint32_t kMsg = 64 * 1024;  // bytes per RDMA WRITE or READ
 constexpr int kOutstanding = 16;      // WRs each flow keeps posted (READs: 4 in flight, the
                                       // QPs' max_rd_atomic)
 
-// Hosts s1, s2 send to r through sw0; all links 100 Gb/s, 400 ns. The switch marks ECN
-// (RED, the DCQCN paper's Kmin 5 KB, Kmax 200 KB, Pmax 1%) and sends PFC pauses when an
-// ingress port holds more than 300 KB of one class (XON at 250 KB).
+// The switch marks ECN (RED, the DCQCN paper's Kmin 5 KB, Kmax 200 KB, Pmax 1%) and sends
+// PFC pauses when an ingress port holds more than 300 KB of one class (XON at 250 KB).
 json star_config(const json& cc) {
-  json j = json::parse(R"({
-    "name": "incast2", "link_layer": "roce", "mtu": 4096, "seed": 7,
-    "switch": {"queue_kb": 4096,
-               "ecn": {"enabled": true, "kmin_kb": 5, "kmax_kb": 200, "pmax": 0.01},
-               "pfc": {"enabled": true, "xoff_kb": 300, "xon_kb": 250}},
-    "hosts": [
-      {"name": "s1", "ip": "127.0.1.1"},
-      {"name": "s2", "ip": "127.0.1.2"},
-      {"name": "r", "ip": "127.0.1.3"}
-    ],
-    "switches": [{"name": "sw0"}],
-    "links": [
-      {"a": "s1", "b": "sw0", "rate_gbps": 100, "latency_ns": 400},
-      {"a": "s2", "b": "sw0", "rate_gbps": 100, "latency_ns": 400},
-      {"a": "r", "b": "sw0", "rate_gbps": 100, "latency_ns": 400}
-    ]
-  })");
-  if (!cc.is_null()) j["nic"] = {{"cc", cc}};
-  return j;
+  const json sw = {{"queue_kb", 4096},
+                   {"ecn", {{"enabled", true}, {"kmin_kb", 5}, {"kmax_kb", 200}, {"pmax", 0.01}}},
+                   {"pfc", {{"enabled", true}, {"xoff_kb", 300}, {"xon_kb", 250}}}};
+  return cctest::star3_config(sw, cc, 7);
 }
 
 struct Result {
@@ -72,11 +56,7 @@ Result run_two_flows(const json& cc, Time run, bool read = false) {
   auto fabric = topo::Fabric::build(engine, star_config(cc));
   const auto& nics = fabric->nics();
   REQUIRE(nics.size() == 3);
-  std::vector<std::unique_ptr<Hca>> hca;
-  for (size_t i = 0; i < 3; ++i) {
-    hca.push_back(std::make_unique<Hca>(engine, nics[i].hca, fabric->nic_port(i)));
-    fabric->attach_nic(i, hca.back().get());
-  }
+  auto hca = cctest::attach_hcas(engine, *fabric);
   LocalMemory mem;
   Hca& r = *hca[2];
   uint32_t rpd = 0;
@@ -111,22 +91,12 @@ Result run_two_flows(const json& cc, Time run, bool read = false) {
       engine.schedule_in(0, std::move(repost));  // sinks must not post; repost from the engine
     };
     auto post_write = [&s, &fl, &rk, src_addr, sink_addr] {
-      SendWr wr;
-      wr.opcode = WrOpcode::RdmaWrite;
-      wr.send_flags = kSendSignaled;
-      wr.sgl = {Sge{src_addr, kMsg, fl.lkey}};
-      wr.remote_addr = sink_addr;
-      wr.rkey = rk.rkey;
-      REQUIRE(s.post_send(fl.qpn, wr) == 0);
+      REQUIRE(s.post_send(fl.qpn, cctest::rdma_wr(WrOpcode::RdmaWrite, src_addr, kMsg, fl.lkey,
+                                                  sink_addr, rk.rkey)) == 0);
     };
     auto post_read = [&r, &fl, &rk, src_addr, sink_addr] {
-      SendWr wr;
-      wr.opcode = WrOpcode::RdmaRead;
-      wr.send_flags = kSendSignaled;
-      wr.sgl = {Sge{sink_addr, kMsg, rk.lkey}};
-      wr.remote_addr = src_addr;
-      wr.rkey = fl.rkey;
-      REQUIRE(r.post_send(fl.rq, wr) == 0);
+      REQUIRE(r.post_send(fl.rq, cctest::rdma_wr(WrOpcode::RdmaRead, sink_addr, kMsg, rk.lkey,
+                                                 src_addr, fl.rkey)) == 0);
     };
     fl.qpn = cctest::make_rc_qp(s, &fl.pd, &fl.cq, [done, post_write](const Completion& c) {
       done(c, post_write);
@@ -136,13 +106,7 @@ Result run_two_flows(const json& cc, Time run, bool read = false) {
                      kAccessLocalWrite | kAccessRemoteRead, &k) == 0);
     fl.lkey = k.lkey;
     fl.rkey = k.rkey;
-    // The flow's QP on r.
-    QpInitAttr init;
-    init.pd = rpd;
-    init.type = QpType::RC;
-    init.send_cq = init.recv_cq = rcq;
-    init.caps = {64, 64, 4, 4, 64};
-    REQUIRE(r.create_qp(init, &fl.rq) == 0);
+    fl.rq = cctest::add_rc_qp(r, rpd, rcq);  // the flow's QP on r
     read_qpn.push_back(fl.rq);
     on_read_done.push_back([done, post_read](const Completion& c) { done(c, post_read); });
     cctest::connect_rc(s, fl.qpn, fl.rq, nics[2].address);
