@@ -608,7 +608,10 @@ nlohmann::json Daemon::counters_json() const {
   const auto& hn = fabric_->nics();
   for (size_t i = 0; i < hcas_.size(); ++i) {
     const nic::HcaCounters& k = hcas_[i]->counters();
+    const nic::HcaObjects o = hcas_[i]->objects();
     nics.push_back({{"host", hn[i].host}, {"device", hn[i].device},
+                    {"objects", {{"pds", o.pds}, {"mrs", o.mrs}, {"mws", o.mws}, {"cqs", o.cqs},
+                                 {"srqs", o.srqs}, {"qps", o.qps}}},
                     {"tx_packets", k.tx_packets}, {"tx_bytes", k.tx_bytes},
                     {"rx_packets", k.rx_packets}, {"rx_bytes", k.rx_bytes},
                     {"acks_sent", k.acks_sent}, {"naks_sent", k.naks_sent},

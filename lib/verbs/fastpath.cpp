@@ -43,7 +43,7 @@ int encode_bind(ipc::SqWqe& w, const ibv_mw* mw, uint32_t rkey, const ibv_mw_bin
 // SEND_WITH_INV: an RC opcode here, and not on iWARP (hca.cpp post_send says why).
 bool send_inv_ok(const Qp& q) {
   return q.qpx.qp_base.qp_type == IBV_QPT_RC &&
-         q.ctx->device->info.transport_type != IBV_TRANSPORT_IWARP;
+         !(q.ctx->device && q.ctx->device->info.transport_type == IBV_TRANSPORT_IWARP);
 }
 
 // Fills `w` from `wr`; returns 0 or EINVAL (EOPNOTSUPP for a bind mlx5 cannot do).

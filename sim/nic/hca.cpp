@@ -20,6 +20,10 @@ Hca::~Hca() {
 
 const HcaConfig& Hca::config() const { return impl_->config; }
 const HcaCounters& Hca::counters() const { return impl_->counters; }
+HcaObjects Hca::objects() const {
+  const auto& im = *impl_;
+  return {im.pds.size(), im.mrs.size(), im.mws.size(), im.cqs.size(), im.srqs.size(), im.qps.size()};
+}
 
 void Hca::set_async_sink(AsyncSink sink) { impl_->async_sink = std::move(sink); }
 

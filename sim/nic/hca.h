@@ -76,6 +76,11 @@ struct HcaCounters {
   uint64_t cnps_sent = 0, cnps_received = 0, ecn_marked_received = 0, rate_cuts = 0;
 };
 
+// How many objects of each kind the HCA holds (counters output, leak checks).
+struct HcaObjects {
+  size_t pds = 0, mrs = 0, mws = 0, cqs = 0, srqs = 0, qps = 0;
+};
+
 // All methods run in engine context. Error returns are positive errno values (0 = ok),
 // as rdma-core reports them: EINVAL for a bad attribute or mask, ENOMEM when a limit is
 // reached, ENOENT for an unknown object, EBUSY when an object is still in use.
@@ -90,6 +95,7 @@ class Hca : public net::Node {
 
   const HcaConfig& config() const;
   const HcaCounters& counters() const;
+  HcaObjects objects() const;
   // Congestion control of every QP that has sent or received since it was created or reset.
   std::vector<QpCcReport> cc_report() const;
   void receive(net::PacketPtr pkt, int port) override;
