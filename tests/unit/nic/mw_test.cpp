@@ -388,3 +388,61 @@ TEST_CASE("mw: post-time errors of BIND_MW, LOCAL_INV and SEND_WITH_INV") {
   // UC may bind windows (man ibv_bind_mw: "UC, RC or XRC_SEND").
   CHECK(m.run_b(m.bind(with_variant(m.mw, 7), 0, 64, kAccessRemoteRead), ucq) == WcStatus::Success);
 }
+
+TEST_CASE("mw: a 3-packet SEND_WITH_INV carries the IETH on its last packet only") {
+  // IBTA opcodes: SEND FIRST 0x00, MIDDLE 0x01, LAST with Invalidate 0x16 (10000 B at
+  // MTU 4096 = 3 packets).
+  MwPair m(MwType::Type2);
+  const uint32_t key = with_variant(m.mw, 0x71);
+  CHECK(m.run_b(m.bind(key, 0, 128, kAccessRemoteRead)) == WcStatus::Success);
+  std::vector<uint8_t> rbuf(12000, 0);
+  MrKeys rk = m.p.reg(m.p.b, rbuf);
+  RecvWr rwr;
+  rwr.sgl = {sge_of(rbuf, rk.lkey)};
+  REQUIRE(m.p.b.hca->post_recv(m.p.b.qpn, rwr) == 0);
+  auto data = pattern(4096, 9);
+  std::memcpy(m.local.data(), data.data(), data.size());
+  SendWr s;
+  s.opcode = WrOpcode::SendWithInv;
+  s.send_flags = kSendSignaled;
+  s.sgl = {sge_of(m.local, m.lmr.lkey), sge_of(m.local, m.lmr.lkey), sge_of(m.local, m.lmr.lkey, 0, 10000 - 8192)};
+  s.invalidate_rkey = key;
+  const size_t before = m.p.a.wire->sent.size();
+  REQUIRE(m.p.a.hca->post_send(m.p.a.qpn, s) == 0);
+  m.p.engine.run();
+  std::vector<uint8_t> ops(m.p.a.wire->sent.begin() + before, m.p.a.wire->sent.end());
+  CHECK(ops == std::vector<uint8_t>{0x00, 0x01, 0x16});
+  const Completion& r = m.p.b.wcs.back().wc;
+  CHECK(r.status == WcStatus::Success);
+  CHECK(r.byte_len == 10000);
+  CHECK((r.wc_flags & kWcWithInv) != 0);
+  CHECK(r.imm_data == key);
+  CHECK(std::memcmp(rbuf.data() + 4096, data.data(), 4096) == 0);
+}
+
+TEST_CASE("mw: a bind completes in send-queue order, after the SEND posted before it") {
+  // Completions of one send queue are returned in order (IBTA 10.8.3): the BIND_MW behind
+  // an RC SEND completes once the SEND is acknowledged, though the NIC ran it earlier.
+  MwPair m(MwType::Type1);
+  std::vector<uint8_t> rbuf(64, 0);
+  MrKeys rk = m.p.reg(m.p.a, rbuf);
+  RecvWr rwr;
+  rwr.sgl = {sge_of(rbuf, rk.lkey)};
+  REQUIRE(m.p.a.hca->post_recv(m.p.a.qpn, rwr) == 0);
+  SendWr s;
+  s.wr_id = 1;
+  s.opcode = WrOpcode::Send;
+  s.send_flags = kSendSignaled;
+  s.sgl = {sge_of(m.mem, m.mr.lkey, 0, 32)};
+  REQUIRE(m.p.b.hca->post_send(m.p.b.qpn, s) == 0);
+  REQUIRE(m.p.b.hca->post_send(m.p.b.qpn, m.bind(with_variant(m.mw, 1), 0, 64, kAccessRemoteRead)) == 0);
+  m.p.engine.run();
+  REQUIRE(m.p.b.wcs.size() == 2);
+  CHECK(m.p.b.wcs[0].wc.wr_id == 1);
+  CHECK(m.p.b.wcs[0].wc.opcode == WcOpcode::Send);
+  CHECK(m.p.b.wcs[1].wc.opcode == WcOpcode::BindMw);
+  CHECK(m.p.b.wcs[1].wc.status == WcStatus::Success);
+  // The SEND needs the 1 us flight and the ACK's 1 us back: the bind cannot complete sooner.
+  CHECK(m.p.b.wcs[1].at >= m.p.b.wcs[0].at);
+  CHECK(m.p.b.wcs[0].at >= us(2));
+}
