@@ -2,6 +2,7 @@
 #include "apps/rdmasim/device_info.h"
 
 #include "apps/rdmasim/wire.h"
+#include "sim/trace/encode.h"
 
 #include <arpa/inet.h>
 #include <endian.h>
@@ -41,11 +42,14 @@ void fill_device(const topo::HostNic& nic, ipc::QueryDeviceResp* out) {
   a.hw_ver = nic.hw_ver;
   a.max_qp = static_cast<int>(h.max_qp);
   a.max_qp_wr = static_cast<int>(h.max_qp_wr);
-  a.device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SHUTDOWN_PORT |
+  // iWARP has no RNR NAK (a SEND without a receive terminates the stream): no RC_RNR_NAK_GEN.
+  a.device_cap_flags = (iwarp ? 0 : IBV_DEVICE_RC_RNR_NAK_GEN) | IBV_DEVICE_SHUTDOWN_PORT |
                        IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |
                        IBV_DEVICE_CHANGE_PHY_PORT;
   a.max_sge = static_cast<int>(std::min<uint32_t>(h.max_sge, ipc::kMaxSge));
-  a.max_sge_rd = a.max_sge;
+  // An RDMAP Read Request names one sink buffer (RFC 5040 4.4): iWARP devices report one SGE
+  // per READ (siw, iw_cxgb4) and refuse more at post (EINVAL).
+  a.max_sge_rd = iwarp ? 1 : a.max_sge;
   a.max_cq = static_cast<int>(h.max_cq);
   a.max_cqe = static_cast<int>(h.max_cqe);
   a.max_mr = static_cast<int>(h.max_mr);
@@ -64,7 +68,7 @@ void fill_device(const topo::HostNic& nic, ipc::QueryDeviceResp* out) {
   a.max_srq_wr = static_cast<int>(h.max_srq_wr);
   a.max_srq_sge = static_cast<int>(std::min<uint32_t>(h.max_srq_sge, ipc::kMaxSge));
   a.max_pkeys = 1;
-  a.local_ca_ack_delay = 16;
+  a.local_ca_ack_delay = iwarp ? 0 : 16;  // an IB ACK timing hint; iWARP devices report 0
   a.phys_port_cnt = 1;
 }
 
@@ -93,11 +97,12 @@ void fill_port(const topo::HostNic& nic, ipc::QueryPortResp* out) {
   *out = {};
   ibv_port_attr& p = out->attr;
   const bool ib = nic.link_layer == net::LinkLayer::InfiniBand;
+  const bool iwarp = nic.link_layer == net::LinkLayer::IWarp;
   p.state = IBV_PORT_ACTIVE;
   p.phys_state = 5;  // LinkUp
   p.max_mtu = static_cast<ibv_mtu>(mtu_or_default(nic.hca.max_mtu));
   p.active_mtu = static_cast<ibv_mtu>(mtu_or_default(nic.mtu));
-  p.gid_tbl_len = ib ? 1 : 2;
+  p.gid_tbl_len = ib || iwarp ? 1 : 2;
   p.port_cap_flags = ib ? (IBV_PORT_SM | IBV_PORT_CM_SUP) : IBV_PORT_CM_SUP;
   p.max_msg_sz = 1u << 31;
   p.pkey_tbl_len = 1;
@@ -115,6 +120,14 @@ void fill_port(const topo::HostNic& nic, ipc::QueryPortResp* out) {
       out->gids[0][i] = static_cast<uint8_t>(nic.subnet_prefix >> (56 - 8 * i));
       out->gids[0][8 + i] = static_cast<uint8_t>(nic.port_guid >> (56 - 8 * i));
     }
+    out->gid_types[0] = IBV_GID_TYPE_IB;
+  } else if (iwarp) {
+    // iWARP devices (siw, iw_cxgb4) report one GID: the port's MAC in bytes 0..5, zeros after.
+    // The MAC is the one the captures use (trace::mac_of: 02:00 and the IPv4 address).
+    out->num_gids = 1;
+    std::memset(out->gids[0], 0, 16);
+    const auto mac = trace::mac_of(nic.address);
+    std::memcpy(out->gids[0], mac.data(), 6);
     out->gid_types[0] = IBV_GID_TYPE_IB;
   } else {
     in_addr ip{};

@@ -86,6 +86,14 @@ int encode_send(Qp& q, const ibv_send_wr& wr, ipc::SqWqe& w) {
     default:
       return EINVAL;
   }
+  // iWARP providers refuse at post what RDMAP (RFC 5040) cannot carry: atomics (atomic_cap
+  // NONE; libcxgb4 and siw return EINVAL), immediate data, and a READ into more than one SGE
+  // (one sink STag per Read Request; max_sge_rd 1).
+  if (q.ibv()->context->device->transport_type == IBV_TRANSPORT_IWARP &&
+      (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+       wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM || wr.opcode == IBV_WR_SEND_WITH_IMM ||
+       (wr.opcode == IBV_WR_RDMA_READ && wr.num_sge > 1)))
+    return EINVAL;
   if (wr.opcode == IBV_WR_SEND_WITH_INV) w.imm_data = wr.invalidate_rkey;
   if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
     w.remote_addr = wr.wr.atomic.remote_addr;

@@ -218,8 +218,8 @@ int Hca::create_qp(QpInitAttr& attr, uint32_t* qpn) {
     return EINVAL;
   if (im.qps.size() >= c.max_qp) return ENOMEM;
   auto qp = std::make_unique<Qp>();
-  qp->qpn = im.next_qpn;
-  im.next_qpn = (im.next_qpn + 1) & 0xffffff;
+  qp->qpn = c.qpn_base | im.next_qpn;
+  im.next_qpn = (im.next_qpn + 1) & (c.qpn_base ? 0xffff : 0xffffff);
   if (im.next_qpn < 2) im.next_qpn = 2;
   if (attr.srq) attr.caps.max_recv_wr = attr.caps.max_recv_sge = 0;
   // Granted capacities: exactly what was asked (all within the device limits above).
@@ -239,8 +239,16 @@ int Hca::create_qp(QpInitAttr& attr, uint32_t* qpn) {
 int Hca::modify_qp(uint32_t qpn, const QpAttr& attr, uint32_t mask) {
   auto it = impl_->qps.find(qpn);
   if (it == impl_->qps.end()) return ENOENT;
-  const int rc = impl_->modify_qp(*it->second, attr, mask);
-  if (rc == 0 && impl_->is_iwarp()) impl_->iwarp_on_modify(*it->second);
+  Qp& qp = *it->second;
+  if (impl_->is_iwarp() && qp.init.type == QpType::RC && (mask & kQpState) &&
+      attr.qp_state == QpState::Rtr && qp.attr.qp_state == QpState::Init) {
+    // The TCP connection needs the peer's address: from the GID, or the QPN's host.
+    const AddressVector& av = (mask & kQpAv) ? attr.ah_attr : qp.attr.ah_attr;
+    const uint32_t dest = (mask & kQpDestQpn) ? attr.dest_qp_num : qp.attr.dest_qp_num;
+    if (impl_->iwarp_resolve_peer(av, dest) == 0) return EINVAL;
+  }
+  const int rc = impl_->modify_qp(qp, attr, mask);
+  if (rc == 0 && impl_->is_iwarp()) impl_->iwarp_on_modify(qp);
   return rc;
 }
 
@@ -316,6 +324,9 @@ int Hca::post_send(uint32_t qpn, const SendWr& wr) {
   // RDMAP (RFC 5040) has no immediate data: irdma refuses these opcodes on iWARP (EINVAL).
   if (im.is_iwarp() && (wr.opcode == WrOpcode::RdmaWriteWithImm || wr.opcode == WrOpcode::SendWithImm))
     return EINVAL;
+  // An RDMAP Read Request carries one sink STag/TO (RFC 5040 4.4): iWARP providers refuse a
+  // READ scattering into more than one SGE (EINVAL; max_sge_rd is 1).
+  if (im.is_iwarp() && wr.opcode == WrOpcode::RdmaRead && wr.sgl.size() > 1) return EINVAL;
   SendWqe w;
   w.wr = wr;
   w.seq = ++qp.posted;

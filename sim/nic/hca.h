@@ -48,6 +48,13 @@ struct HcaConfig {
   uint32_t ack_every = 16;
   // iWARP NICs: the TCP model of every RC QP's connection (sim/nic/iwarp_tcp.h).
   iwarp::TcpConfig tcp;
+  // iWARP NICs: QPNs are qpn_base | (16-bit number), qpn_base = host number << 16, so that a
+  // QP number names its host fabric-wide; iwarp_hosts[h] is the address of host number h.
+  // This is how a QP whose address vector carries no address finds its peer (iWARP GIDs
+  // are MACs, and ibv_rc_pingpong sets no GRH for a GID without an interface ID) until an
+  // rdma_cm exists. qpn_base 0: QPNs span 24 bits (RoCE/IB, and tests).
+  uint32_t qpn_base = 0;
+  std::vector<net::Address> iwarp_hosts;
   // Congestion control of the QPs (RoCEv2): the RP algorithm and the NP's CNP generation.
   CcConfig cc;
 };

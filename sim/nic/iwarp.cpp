@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/nic/hca_impl.h"
+#include "sim/trace/encode.h"
 
 namespace rdmasim::nic {
 namespace {
@@ -20,10 +21,7 @@ uint32_t mix(uint32_t a, uint32_t b) {
 
 uint16_t port_of(uint32_t qpn) { return static_cast<uint16_t>(49152 + qpn % 16384); }
 
-net::Address peer_address(const Qp& qp) {
-  const auto& g = qp.attr.ah_attr.dgid;
-  return uint32_t{g[12]} << 24 | uint32_t{g[13]} << 16 | uint32_t{g[14]} << 8 | g[15];
-}
+net::Address peer_address(const Qp& qp) { return iwarp::address_of_gid(qp.attr.ah_attr.dgid); }
 
 bool is_response(uint8_t op) { return op >= 0x0d && op <= 0x12; }
 bool is_last(uint8_t op) {
@@ -56,6 +54,16 @@ void size_segment(net::Packet& seg) {
 
 }  // namespace iwarp
 
+net::Address Hca::Impl::iwarp_resolve_peer(const AddressVector& av, uint32_t dest_qpn) const {
+  const auto& g = av.dgid;
+  bool mac_gid = g[0] == 0x02 && g[1] == 0x00;
+  for (size_t i = 6; i < 16; ++i) mac_gid &= g[i] == 0;
+  if (mac_gid && iwarp::address_of_gid(g) != 0) return iwarp::address_of_gid(g);
+  const uint32_t host = dest_qpn >> 16;
+  if (config.qpn_base && host > 0 && host < config.iwarp_hosts.size()) return config.iwarp_hosts[host];
+  return 0;
+}
+
 void Hca::Impl::iwarp_on_modify(Qp& qp) {
   const QpState st = qp.attr.qp_state;
   if (st == QpState::Reset) {
@@ -65,8 +73,16 @@ void Hca::Impl::iwarp_on_modify(Qp& qp) {
   }
   if (qp.init.type != QpType::RC || (st != QpState::Rtr && st != QpState::Rts)) return;
   const iwarp::TcpConfig& tc = config.tcp;
-  qp.mtu = std::min(qp.mtu, iwarp::max_fpdu_payload(tc.mss));  // one FPDU per segment
+  // FPDUs are sized by the TCP MSS, one per segment; path_mtu plays no part (siw and
+  // iw_cxgb4 ignore it too).
+  qp.mtu = iwarp::max_fpdu_payload(tc.mss);
   if (qp.tcp) return;
+  // From here on the address vector names the peer by its MAC GID, whichever way it was
+  // found (modify_qp refused RTR when neither gave one).
+  const net::Address peer = iwarp_resolve_peer(qp.attr.ah_attr, qp.attr.dest_qp_num);
+  const auto mac = trace::mac_of(peer);
+  qp.attr.ah_attr.dgid.fill(0);
+  std::copy(mac.begin(), mac.end(), qp.attr.ah_attr.dgid.begin());
   // Connection setup (TCP handshake, MPA Request/Reply) is taken as done out of band, as
   // rdma_cm does it before RTS: each stream starts after its MPA start frame.
   const uint32_t isn = mix(config.address, qp.qpn);

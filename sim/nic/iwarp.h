@@ -20,6 +20,7 @@
 //   payload + pad to 4 + CRC32c 4) + FCS 4, 64 bytes minimum; preamble and gap on the wire.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -37,6 +38,13 @@ inline constexpr uint32_t kReadRequestHeader = 28;  // sink STag/TO, size, sourc
 inline constexpr uint32_t kTerminateHeader = 4;     // layer, etype, code, flags
 inline constexpr uint8_t kRdmapWrite = 0, kRdmapReadRequest = 1, kRdmapReadResponse = 2,
                          kRdmapSend = 3, kRdmapSendSe = 5, kRdmapTerminate = 7;
+
+// The IPv4 address (host order) an iWARP GID names. iWARP devices report the port's MAC as
+// GID (bytes 0..5, zeros after, as siw and iw_cxgb4 do); simulated MACs are 02:00:a:b:c:d
+// for address a.b.c.d (trace::mac_of), so bytes 2..5 hold the address.
+inline uint32_t address_of_gid(const std::array<uint8_t, 16>& g) {
+  return uint32_t{g[2]} << 24 | uint32_t{g[3]} << 16 | uint32_t{g[4]} << 8 | g[5];
+}
 
 // The largest payload one FPDU of `mss` bytes carries (untagged header, multiple of 4).
 inline uint32_t max_fpdu_payload(uint32_t mss) {

@@ -36,6 +36,8 @@ net::PacketPtr Hca::Impl::new_packet(const Qp& qp, const AddressVector& av, uint
   if (config.link_layer == net::LinkLayer::InfiniBand) {
     p->dst = av.dlid;
     if (av.is_global) p->headers |= net::kHasGrh;
+  } else if (config.link_layer == net::LinkLayer::IWarp) {
+    p->dst = iwarp::address_of_gid(av.dgid);  // the GID is the peer's MAC
   } else {
     // RoCEv2: the dgid is IPv4-mapped (::ffff:a.b.c.d); the address is a.b.c.d, host order.
     p->dst = uint32_t{av.dgid[12]} << 24 | uint32_t{av.dgid[13]} << 16 |

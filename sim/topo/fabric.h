@@ -43,7 +43,7 @@ struct HostNic {
   uint64_t port_guid = 0;
   uint64_t subnet_prefix = 0xfe80000000000000ull;
   Rate rate;
-  uint32_t mtu = 4096;               // active MTU, bytes
+  uint32_t mtu = 4096;               // active MTU, bytes (iWARP: the IB MTU <= the Ethernet MTU)
   uint32_t vendor_id = 0x02c9;       // PCI vendor reported by ibv_query_device
   uint32_t vendor_part_id = 4123;
   uint32_t hw_ver = 0;

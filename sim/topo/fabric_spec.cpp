@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/net/headers.h"
+#include "sim/nic/iwarp.h"
 #include "sim/topo/config_reader.h"
 #include "sim/topo/routing.h"
 
@@ -18,6 +19,22 @@ namespace {
 using nlohmann::json;
 
 constexpr uint64_t kMellanoxOui = 0x0002c9;
+
+// iWARP fabrics: "mtu" is the Ethernet MTU (default 1500, jumbo up to 9216).
+constexpr int64_t kIwarpDefaultMtu = 1500, kIwarpMinMtu = 576, kIwarpMaxMtu = 9216;
+// iWARP QPNs are (NIC number << 16) | a 16-bit number from 2 (HcaConfig::qpn_base).
+constexpr size_t kIwarpMaxNics = 255;
+constexpr uint32_t kIwarpMaxQp = 0xffff - 1;
+
+// The MTU a port reports (ibv_port_attr active_mtu/max_mtu). An iWARP device reports the
+// largest IB MTU not above its netdev's MTU (siw and iw_cxgb4 use ib_mtu_int_to_enum():
+// 1500 -> 1024, 9000 -> 4096).
+uint32_t port_mtu(net::LinkLayer ll, uint32_t mtu) {
+  if (ll != net::LinkLayer::IWarp) return mtu;
+  uint32_t m = 4096;
+  while (m > 256 && m > mtu) m /= 2;
+  return m;
+}
 
 // "dwrr_weights": 8 integers 0..1000, one per traffic class (0 = strict priority).
 void read_weights(ConfigReader& r, const json& j, const std::string& path,
@@ -48,10 +65,11 @@ struct NicParams {
   uint32_t ib_vl_buffer_bytes = 128 * 1024;
   net::IbVlConfig vls;   // InfiniBand: set to net::default_ib_vls() before reading
   nic::HcaConfig hca;
+  bool iwarp = false;  // the fabric's link layer is iWARP ("tcp" is allowed)
 };
 
 #define RDMASIM_NIC_KEYS "vendor_id", "vendor_part_id", "hw_ver", "fw_ver", "queue_kb", \
-    "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits", "dwrr_weights", "ib_vl_buffer_kb", "cc", "vls"
+    "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits", "dwrr_weights", "ib_vl_buffer_kb", "cc", "vls", "tcp"
 
 // nic::HcaConfig limits settable from "limits"; each must be >= 1.
 struct LimitField {
@@ -215,6 +233,36 @@ void read_vls(ConfigReader& r, const json& j, const std::string& path, bool ib, 
   }
 }
 
+// "tcp": the TCP model under iWARP (sim/nic/iwarp_tcp.h). The MSS is not a key: it comes
+// from the fabric's Ethernet MTU.
+void read_tcp(ConfigReader& r, const json& j, const std::string& path, nic::iwarp::TcpConfig& t) {
+  if (!r.object(j, path, {"init_cwnd_segments", "rcv_wnd_kb", "initial_rto_us", "min_rto_us",
+                          "max_rto_ms", "max_retries", "dupack_threshold", "dctcp", "dctcp_g"}))
+    return;
+  t.init_cwnd_segments = static_cast<uint32_t>(r.integer(
+      j, "init_cwnd_segments", path, t.init_cwnd_segments, 1, 10000, "a segment count 1..10000"));
+  // The window field is 16 bits scaled by 2^7 (sim/nic/iwarp.cpp): at most 65535 * 128 bytes.
+  t.rcv_wnd = 1024 * static_cast<uint32_t>(r.integer(j, "rcv_wnd_kb", path, t.rcv_wnd / 1024, 1, 8191,
+                                                     "a receive window in KiB 1..8191 (window scale 7)"));
+  auto time_us = [&](const char* key, Time& v, double scale, const char* unit) {
+    v = from_ns_double(scale * r.number(j, key, path, static_cast<double>(v) / (scale * kNanosecond), 0,
+                                        true, 1e7, unit));
+  };
+  time_us("initial_rto_us", t.initial_rto, 1e3, "a time in us > 0");
+  time_us("min_rto_us", t.min_rto, 1e3, "a time in us > 0");
+  time_us("max_rto_ms", t.max_rto, 1e6, "a time in ms > 0");
+  if (t.max_rto < t.min_rto)
+    r.error(join(path, "max_rto_ms"), j.value("max_rto_ms", json(static_cast<double>(t.max_rto) / kMillisecond)),
+            "is below min_rto_us (" + json(static_cast<double>(t.min_rto) / kMicrosecond).dump() + ")",
+            "max_rto_ms >= min_rto_us / 1000");
+  t.max_retries = static_cast<uint32_t>(
+      r.integer(j, "max_retries", path, t.max_retries, 1, 1000, "an RTO count 1..1000"));
+  t.dupack_threshold = static_cast<uint32_t>(r.integer(j, "dupack_threshold", path, t.dupack_threshold,
+                                                       1, 1000, "a duplicate ACK count 1..1000"));
+  t.ecn = r.boolean(j, "dctcp", path, t.ecn);
+  t.dctcp_g = r.number(j, "dctcp_g", path, t.dctcp_g, 0, true, 1, "a gain in (0, 1]");
+}
+
 void read_nic_params(ConfigReader& r, const json& j, const std::string& path, bool ib, NicParams& p) {
   p.vendor_id = static_cast<uint32_t>(
       r.integer(j, "vendor_id", path, p.vendor_id, 0, 0xffff, "a PCI vendor id 0..65535"));
@@ -233,7 +281,20 @@ void read_nic_params(ConfigReader& r, const json& j, const std::string& path, bo
   p.hca.ack_every = static_cast<uint32_t>(
       r.integer(j, "ack_every", path, p.hca.ack_every, 1, 1 << 24, "a packet count >= 1"));
   if (j.contains("limits")) read_limits(r, j["limits"], join(path, "limits"), p.hca);
+  if (p.iwarp && p.hca.max_qp > kIwarpMaxQp)
+    r.error(join(path, "limits.max_qp"), json(p.hca.max_qp), "is more than an iWARP NIC numbers",
+            "at most " + std::to_string(kIwarpMaxQp) + " (QPNs are 16-bit per NIC on iWARP)");
+  if (p.iwarp && p.hca.atomics)
+    r.error(join(path, "limits.atomics"), json(true), "is not an iWARP capability (RDMAP, RFC 5040, has no atomics)",
+            "false or absent on an iWARP fabric");
   if (j.contains("cc")) read_cc(r, j["cc"], join(path, "cc"), p.hca.cc);
+  if (j.contains("tcp")) {
+    if (p.iwarp)
+      read_tcp(r, j["tcp"], join(path, "tcp"), p.hca.tcp);
+    else
+      r.error(join(path, "tcp"), j["tcp"], "is the TCP model of iWARP NICs",
+              "no \"tcp\" key unless link_layer is \"iwarp\"");
+  }
   read_weights(r, j, path, p.dwrr_weights);
   if (ib && j.contains("dwrr_weights"))
     r.error(join(path, "dwrr_weights"), "is Ethernet scheduling; expected VL arbitration (\"vls\") on InfiniBand");
@@ -522,10 +583,16 @@ FabricSpec parse_fabric(const json& config_in) {
   else if (ll == "ib" || ll == "InfiniBand") spec.link_layer = net::LinkLayer::InfiniBand;
   else if (ll == "iwarp" || ll == "iWARP") spec.link_layer = net::LinkLayer::IWarp;
   else r.error(join(root, "link_layer"), json(ll), "is not a link layer", "\"roce\", \"ib\" or \"iwarp\"");
-  spec.mtu = static_cast<uint32_t>(r.integer(config, "mtu", root, 4096, 256, 4096,
-                                             "an IB MTU: 256, 512, 1024, 2048 or 4096"));
-  if (spec.mtu & (spec.mtu - 1))
-    r.error(join(root, "mtu"), json(spec.mtu), "is not a power of two", "256, 512, 1024, 2048 or 4096");
+  if (spec.link_layer == net::LinkLayer::IWarp) {
+    // iWARP runs over TCP/IP: the MTU is the Ethernet one (IP packet bytes), jumbo included.
+    spec.mtu = static_cast<uint32_t>(r.integer(config, "mtu", root, kIwarpDefaultMtu, kIwarpMinMtu,
+                                               kIwarpMaxMtu, "an Ethernet MTU in bytes 576..9216"));
+  } else {
+    spec.mtu = static_cast<uint32_t>(r.integer(config, "mtu", root, 4096, 256, 4096,
+                                               "an IB MTU: 256, 512, 1024, 2048 or 4096"));
+    if (spec.mtu & (spec.mtu - 1))
+      r.error(join(root, "mtu"), json(spec.mtu), "is not a power of two", "256, 512, 1024, 2048 or 4096");
+  }
   spec.seed = static_cast<uint64_t>(r.integer(config, "seed", root, 1, 0, INT64_MAX, "a seed >= 0"));
 
   if (config.contains("trace")) {
@@ -543,7 +610,11 @@ FabricSpec parse_fabric(const json& config_in) {
 
   const bool ib = spec.link_layer == net::LinkLayer::InfiniBand;
   NicParams nic_defaults;
-  if (spec.link_layer == net::LinkLayer::IWarp) nic_defaults.hca.atomics = false;
+  if (spec.link_layer == net::LinkLayer::IWarp) {
+    nic_defaults.hca.atomics = false;
+    nic_defaults.hca.max_qp = kIwarpMaxQp;
+    nic_defaults.iwarp = true;
+  }
   if (ib) nic_defaults.vls = net::default_ib_vls();
   if (config.contains("nic") && r.object(config["nic"], join(root, "nic"), {RDMASIM_NIC_KEYS}))
     read_nic_params(r, config["nic"], join(root, "nic"), ib, nic_defaults);
@@ -607,7 +678,7 @@ FabricSpec parse_fabric(const json& config_in) {
           r.error(join(np, "name"), json(n.device), "is a duplicate", "a unique device name on this host");
         n.link_layer = spec.link_layer;
         n.ip = ip;
-        n.mtu = spec.mtu;
+        n.mtu = port_mtu(spec.link_layer, spec.mtu);
         n.vendor_id = p.vendor_id;
         n.vendor_part_id = p.vendor_part_id;
         n.hw_ver = p.hw_ver;
@@ -619,6 +690,9 @@ FabricSpec parse_fabric(const json& config_in) {
         entry.vls = p.vls;
         // GUIDs: Mellanox OUI, then host number (1-based) and NIC index; port GUID = node + 1.
         n.node_guid = (kMellanoxOui << 40) | (static_cast<uint64_t>(h + 1) << 16) | (i << 4);
+        // iWARP: the node GUID is the MAC followed by two zero bytes, as iw_cxgb4 sets it; the
+        // MAC is 02:00 and the IPv4 address (trace::mac_of).
+        if (spec.link_layer == net::LinkLayer::IWarp) n.node_guid = (uint64_t{0x0200} << 48) | (uint64_t{ip_addr} << 16);
         n.port_guid = n.node_guid + 1;
         if (spec.link_layer != net::LinkLayer::InfiniBand) n.address = ip_addr;
         const LinkEnd end{false, spec.nics.size()};
@@ -742,13 +816,28 @@ FabricSpec parse_fabric(const json& config_in) {
       n.address = n.lid;
     }
   }
+  // iWARP: QPNs carry the NIC's number (1-based, config order) in bits 23..16 (HcaConfig::qpn_base).
+  std::vector<net::Address> iwarp_hosts;
+  if (spec.link_layer == net::LinkLayer::IWarp) {
+    if (spec.nics.size() > kIwarpMaxNics)
+      r.error(join(root, "hosts"), "has " + std::to_string(spec.nics.size()) + " NICs; expected at most " +
+                                       std::to_string(kIwarpMaxNics) + " on iWARP (QPNs carry the NIC number in 8 bits)");
+    iwarp_hosts.push_back(0);
+    for (const NicSpec& e : spec.nics) iwarp_hosts.push_back(e.nic.address);
+  }
+  for (size_t k = 0; k < spec.nics.size() && spec.link_layer == net::LinkLayer::IWarp; ++k) {
+    spec.nics[k].nic.hca.qpn_base = static_cast<uint32_t>((k + 1) & 0xff) << 16;
+    spec.nics[k].nic.hca.iwarp_hosts = iwarp_hosts;
+  }
   for (NicSpec& entry : spec.nics) {
     HostNic& n = entry.nic;
     n.hca.name = n.device;
     n.hca.link_layer = n.link_layer;
     n.hca.address = n.address;
     n.hca.node_guid = n.node_guid;
-    n.hca.max_mtu = spec.mtu;
+    n.hca.max_mtu = port_mtu(spec.link_layer, spec.mtu);
+    // MSS = MTU - IPv4 20 - TCP 20 - timestamps option 12 (as Linux sizes it with timestamps).
+    if (n.link_layer == net::LinkLayer::IWarp) n.hca.tcp.mss = spec.mtu - 20 - nic::iwarp::kTcpHeader;
   }
 
   if (spec.link_layer != net::LinkLayer::InfiniBand)

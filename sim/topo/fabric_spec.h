@@ -58,7 +58,7 @@ struct FabricSpec {
   std::string topology;                      // "fat_tree k=4", ...; "" when explicit
   Routing routing = Routing::MinHop;
   net::LinkLayer link_layer = net::LinkLayer::RoCEv2;
-  uint32_t mtu = 4096;
+  uint32_t mtu = 4096;                       // "mtu": the IB MTU; on iWARP the Ethernet MTU
   uint64_t seed = 1;
   size_t num_hosts = 0;
   std::vector<NicSpec> nics;                 // hosts in config order, NICs in host order

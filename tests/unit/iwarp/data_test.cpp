@@ -154,4 +154,31 @@ TEST_CASE("iwarp: a peer that never answers fails the WQE with RETRY_EXC_ERR aft
   CHECK(p.a.hca->counters().timeouts == 9);
 }
 
+TEST_CASE("iwarp: RTR needs a peer address: a MAC GID or a QPN that names a host") {
+  Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
+  const uint32_t qpn = p.add_qp(p.a, iwarp_qp());
+  QpAttr at;
+  at.qp_state = QpState::Init;
+  at.port_num = 1;
+  at.qp_access_flags = kAccessRemoteWrite;
+  REQUIRE(p.a.hca->modify_qp(qpn, at, kQpState | kQpPkeyIndex | kQpPort | kQpAccessFlags) == 0);
+  at.qp_state = QpState::Rtr;
+  at.path_mtu = 3;
+  at.dest_qp_num = p.b.qpn;
+  at.rq_psn = 1;
+  at.max_dest_rd_atomic = 1;
+  at.ah_attr.is_global = false;  // no GRH, dgid all zero: as ibv_rc_pingpong sets it on iWARP
+  const uint32_t mask =
+      kQpState | kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn | kQpMaxDestRdAtomic | kQpMinRnrTimer;
+  // This HCA has no qpn_base (QPNs do not name hosts): nothing gives the peer.
+  CHECK(p.a.hca->modify_qp(qpn, at, mask) == EINVAL);
+  QpAttr q;
+  QpInitAttr qi;
+  REQUIRE(p.a.hca->query_qp(qpn, &q, &qi) == 0);
+  CHECK(q.qp_state == QpState::Init);  // the refused modify changed nothing
+  // With the peer's MAC GID the same modify succeeds.
+  at.ah_attr.dgid = iwarp_gid_of(Pair::kIpB);
+  CHECK(p.a.hca->modify_qp(qpn, at, mask) == 0);
+}
+
 }  // namespace rdmasim::nic::test

@@ -62,6 +62,14 @@ inline std::array<uint8_t, 16> gid_of(uint32_t ip) {
   return g;
 }
 
+// iWARP GID: the port's MAC 02:00:a.b.c.d in bytes 0..5 (as device_info reports it).
+inline std::array<uint8_t, 16> iwarp_gid_of(uint32_t ip) {
+  std::array<uint8_t, 16> g{};
+  g[0] = 0x02;
+  g[2] = ip >> 24, g[3] = ip >> 16, g[4] = ip >> 8, g[5] = ip;
+  return g;
+}
+
 // One side of a pair: an HCA with a PD, one CQ (send and receive) and one QP.
 struct Side {
   std::unique_ptr<TestWire> wire;
@@ -155,7 +163,7 @@ struct Pair {
       at.rq_psn = 1000;
       at.ah_attr.is_global = link_layer != net::LinkLayer::InfiniBand;
       at.ah_attr.dlid = static_cast<uint16_t>(peer_ip);
-      at.ah_attr.dgid = gid_of(peer_ip);
+      at.ah_attr.dgid = link_layer == net::LinkLayer::IWarp ? iwarp_gid_of(peer_ip) : gid_of(peer_ip);
       at.max_dest_rd_atomic = 4;
       at.min_rnr_timer = q.min_rnr_timer;
       rtr_mask |= kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn;
