@@ -241,7 +241,7 @@ class Runner {
     at.qp_state = QpState::Rtr;
     uint32_t mask = kQpState;
     if (kind != QpKind::UD) {
-      at.path_mtu = mtu_enum(fs_.mtu);
+      at.path_mtu = mtu_enum(fabric_->nics()[peer].mtu);  // the port's MTU (iWARP: below the Ethernet one)
       at.dest_qp_num = peer_qpn;
       at.rq_psn = 0;
       at.ah_attr = av_to(peer, prio);

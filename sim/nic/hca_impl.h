@@ -315,8 +315,8 @@ struct Hca::Impl {
   bool is_iwarp() const { return config.link_layer == net::LinkLayer::IWarp; }
   // After every successful modify_qp: forms the connection at RTR, drops it at RESET.
   void iwarp_on_modify(Qp& qp);
-  // The peer of an iWARP QP: the address in a MAC GID (iwarp::address_of_gid), else the
-  // host the peer's QPN names (HcaConfig::qpn_base); 0 when neither gives one.
+  // The peer of an iWARP QP: the address in a MAC GID (iwarp::address_of_gid) or an
+  // IPv4-mapped one, else the host the peer's QPN names (HcaConfig::qpn_base); 0 when none.
   net::Address iwarp_resolve_peer(const AddressVector& av, uint32_t dest_qpn) const;
   bool wants_tx(const Qp& qp) const { return qp.tcp ? iwarp_has_tx_work(qp) : has_tx_work(qp); }
   bool iwarp_has_tx_work(const Qp& qp) const;

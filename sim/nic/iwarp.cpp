@@ -59,6 +59,12 @@ net::Address Hca::Impl::iwarp_resolve_peer(const AddressVector& av, uint32_t des
   bool mac_gid = g[0] == 0x02 && g[1] == 0x00;
   for (size_t i = 6; i < 16; ++i) mac_gid &= g[i] == 0;
   if (mac_gid && iwarp::address_of_gid(g) != 0) return iwarp::address_of_gid(g);
+  // An IPv4-mapped GID (::ffff:a.b.c.d, the RoCEv2 form) from callers inside the simulator
+  // (the study runner) names the address too.
+  bool mapped = g[10] == 0xff && g[11] == 0xff;
+  for (size_t i = 0; i < 10; ++i) mapped &= g[i] == 0;
+  const net::Address v4 = uint32_t{g[12]} << 24 | uint32_t{g[13]} << 16 | uint32_t{g[14]} << 8 | g[15];
+  if (mapped && v4 != 0) return v4;
   const uint32_t host = dest_qpn >> 16;
   if (config.qpn_base && host > 0 && host < config.iwarp_hosts.size()) return config.iwarp_hosts[host];
   return 0;
