@@ -104,6 +104,9 @@ void Hca::Impl::iwarp_on_modify(Qp& qp) {
   start->fpdu.mpa_request = initiator;
   start->fpdu.mpa_reply = !initiator;
   net::PacketPtr s = iwarp_segment(qp, start.get(), isn, kMpaStartFrame);
+  // The Request goes before the Reply is received: it acknowledges only the peer's ISN (the
+  // handshake); the Reply answers a received Request, so it acknowledges its 20 bytes.
+  if (initiator) s->tcp.ack = peer_isn;
   counters.tx_packets++;
   counters.tx_bytes += s->wire_bytes;
   if (port_active) port.send(std::move(s));

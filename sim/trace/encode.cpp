@@ -303,6 +303,10 @@ uint16_t ib_vcrc(std::span<const uint8_t> data) {
   return static_cast<uint16_t>(~crc);
 }
 
+void append_be(std::vector<uint8_t>& o, uint64_t v, size_t bytes) {
+  for (size_t i = bytes; i-- > 0;) o.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
 size_t append_eth_ipv4(const Packet& p, uint8_t protocol, uint32_t ip_payload, std::vector<uint8_t>& o) {
   const auto dst = mac_of(p.dst), src = mac_of(p.src);
   o.insert(o.end(), dst.begin(), dst.end());

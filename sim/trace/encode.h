@@ -11,8 +11,10 @@
 // cannot read link type 247.
 // PFC: a MAC control frame (0x8808, opcode 0x0101, class-enable vector, 8 quanta).
 // CNP: RoCEv2 BTH opcode 0x81 followed by 16 reserved bytes.
-// Not encoded (encode() returns false): iWARP segments until an encoder is registered (see
-// set_iwarp_encoder), opcodes the table below does not know.
+// iWARP: Ethernet/IPv4/TCP/MPA/DDP/RDMAP by the encoder the iWARP model registers
+// (set_iwarp_encoder; sim/nic/iwarp_encode.cpp, registered by every iWARP Hca).
+// Not encoded (encode() returns false): iWARP segments while no encoder is registered,
+// opcodes the table below does not know.
 #pragma once
 
 #include <array>
@@ -63,6 +65,8 @@ uint32_t crc32_update(uint32_t crc, std::span<const uint8_t> data);
 uint16_t ipv4_checksum(std::span<const uint8_t> header);
 // InfiniBand VCRC: CRC-16 poly 0x100B, init 0xffff, reflected, final inversion.
 uint16_t ib_vcrc(std::span<const uint8_t> data);
+// Appends the low `bytes` bytes of `v`, most significant first (network byte order).
+void append_be(std::vector<uint8_t>& out, uint64_t v, size_t bytes);
 // Appends Ethernet II (+ priority tag when priority != 0) and an IPv4 header with
 // `ip_payload` bytes after it; returns the IPv4 header's offset in `out`.
 size_t append_eth_ipv4(const net::Packet& pkt, uint8_t protocol, uint32_t ip_payload,

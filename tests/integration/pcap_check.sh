@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Packet capture decoded by tshark (exit 77 = skipped when tshark is missing).
 #
-# usage: pcap_check.sh RDMASIM PCAP_SAMPLE IB_CONFIG RUN_PAIR
+# usage: pcap_check.sh RDMASIM PCAP_SAMPLE IB_CONFIG RUN_PAIR IWARP_CONFIG
 # 1. pcap_sample writes one packet of each encoded kind (RoCEv2 and InfiniBand); tshark must
 #    decode them without malformed/expert errors, with the opcodes, PSNs, QPs, ECN, PFC
 #    quanta and IB credit values pcap_sample.cpp puts in (listed below from its table).
 # 2. ibv_rc_pingpong runs through a daemon started with --pcap on the RoCE and IB fabrics;
 #    the client's port capture must show BTH dest QP = the server's QPN (printed by
 #    pingpong) on every packet, and the client's request PSNs consecutive from its start PSN.
+# 3. ibv_rc_pingpong on the iWARP fabric: the two NIC captures merged in time order decode as
+#    MPA Request, MPA Reply, then FPDUs (iwarp_mpa needs both start frames of a stream) with
+#    good CRC32c, no malformed packets or expert warnings, and the client's SENDs as RDMAP
+#    Send on DDP queue 0 with the MSNs, MOs, L flags and TCP sequence numbers they must have.
 set -u
-rdmasim=$1; sample=$2; ib_cfg=$3; run_pair=$4
+rdmasim=$1; sample=$2; ib_cfg=$3; run_pair=$4; iwarp_cfg=$5
 command -v tshark >/dev/null || { echo "tshark not installed: skipped"; exit 77; }
 dir=$(mktemp -d /tmp/rdmasim-pcap.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
@@ -98,4 +102,44 @@ pingpong() {  # pingpong NAME CONFIG PORT EXTRA...
 }
 pingpong roce default 18793 -g 0
 pingpong ib "$ib_cfg" 18794
+
+# 3. iWARP. The server (127.0.1.1, the lower address) is the MPA initiator.
+pd=$dir/iwarp
+out=$(RDMASIM_PCAP_DIR=$pd RDMASIM_TEST_TIMEOUT=60 "$run_pair" "$rdmasim" "$iwarp_cfg" 18795 -- \
+      ibv_rc_pingpong -d cxgb4_0 -p 18795 -n 5 -- ibv_rc_pingpong -d cxgb4_0 -p 18795 -n 5)
+if [ $? != 0 ]; then echo "FAIL: iwarp pingpong"; echo "$out"; fail=1; exit $fail; fi
+m=$pd/merged.pcap
+mergecap -w "$m" "$pd/server_cxgb4_0.pcap" "$pd/client_cxgb4_0.pcap" || { echo "FAIL: mergecap"; exit 1; }
+for p in "$pd"/*.pcap; do no_errors "$p"; done
+expect "iwarp: MPA Request is frame 1, the Reply frame 2" \
+  "$(fields "$m" -Y iwarp_mpa.req -e frame.number),$(fields "$m" -Y iwarp_mpa.rep -e frame.number)" "1,2"
+expect "iwarp: MPA flags (markers off, CRC on), revision 1" \
+  "$(fields "$m" -Y 'iwarp_mpa.req || iwarp_mpa.rep' -e iwarp_mpa.marker_flag -e iwarp_mpa.crc_flag -e iwarp_mpa.rev | tr '\t' ,)" "0,1,1 0,1,1"
+# pingpong: 5 SENDs of 4096 bytes each way; MSS 1448 (MTU 1500) gives FPDUs of at most
+# 1448 - 2 (length) - 18 (untagged DDP/RDMAP) - 4 (CRC) = 1424 payload bytes: 1424 + 1424 + 1248.
+expect "iwarp: FPDUs" "$(ts -r "$m" -Y iwarp_mpa.fpdu | wc -l)" 30
+expect "iwarp: bad CRCs" "$(ts -r "$m" -V -Y iwarp_mpa.fpdu | grep -c 'Bad CRC32')" 0
+expect "iwarp: good CRCs" "$(ts -r "$m" -V -Y iwarp_mpa.fpdu | grep -c 'Good CRC32')" 30
+qpn_c=$(echo "$out" | sed -n '/^== client/,$p' | grep 'local address' | sed -E 's/.*QPN (0x[0-9a-f]+).*/\1/')
+cport=$(( 49152 + qpn_c % 16384 ))  # sim/nic/iwarp.cpp port_of(): 49152 + QPN mod 16384
+c="ip.src == 127.0.1.2 && iwarp_mpa.fpdu"
+expect "iwarp: client FPDUs from its QP's port" "$(fields "$m" -Y "$c" -e tcp.srcport | tr ' ' '\n' | sort -u)" "$cport"
+expect "iwarp: client RDMAP opcodes (Send = 3)" "$(fields "$m" -Y "$c" -e iwarp_rdma.opcode | tr ' ' '\n' | sort -u)" "0x03"
+expect "iwarp: client DDP queue (0 = Send)" "$(fields "$m" -Y "$c" -e iwarp_ddp.qn | tr ' ' '\n' | sort -u)" "0"
+want_msn=""; want_mo=""; want_l=""
+for i in 1 2 3 4 5; do want_msn+="$i $i $i "; want_mo+="0 1424 2848 "; want_l+="0 0 1 "; done
+expect "iwarp: client MSNs (from 1, one per message)" "$(fields "$m" -Y "$c" -e iwarp_ddp.msn)" "${want_msn% }"
+expect "iwarp: client MOs" "$(fields "$m" -Y "$c" -e iwarp_ddp.mo)" "${want_mo% }"
+expect "iwarp: client DDP L flags" "$(fields "$m" -Y "$c" -e iwarp_ddp.last_flag | sed 's/True/1/g; s/False/0/g')" "${want_l% }"
+# The stream: the client's first FPDU follows its 20-byte MPA Reply; each next one follows the
+# one before (a byte stream, no retransmission on this lossless run).
+rep=$(fields "$m" -Y 'iwarp_mpa.rep' -e tcp.seq_raw)
+seqs=$(fields "$m" -Y "$c" -e tcp.seq_raw -e tcp.len | tr '\t' ,)
+prev_end=$(( (rep + 20) & 0xffffffff )); ok=1
+for sl in $seqs; do
+  s=${sl%,*}; l=${sl#*,}
+  [ "$s" = "$prev_end" ] || ok=0
+  prev_end=$(( (s + l) & 0xffffffff ))
+done
+expect "iwarp: client TCP sequence numbers contiguous from the Reply" "$ok" 1
 exit $fail
