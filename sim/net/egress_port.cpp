@@ -76,8 +76,7 @@ uint64_t EgressPort::flush_class(uint8_t cls) {
   sample();
   uint64_t n = 0;
   while (!queues_[c].empty()) {
-    PacketPtr p = std::move(queues_[c].front());
-    queues_[c].pop_front();
+    PacketPtr p = queues_[c].pop_front();
     queued_bytes_[c] -= p->wire_bytes;
     if (dequeue_hook_) dequeue_hook_(*p);
     ++n;
@@ -132,7 +131,7 @@ bool EgressPort::enqueue(PacketPtr pkt, bool ignore_limit) {
   sample();
   queued_bytes_[cls] += pkt->wire_bytes;
   counters_.queue_max_bytes[cls] = std::max(counters_.queue_max_bytes[cls], queued_bytes_[cls]);
-  queues_[cls].push_back(std::move(pkt));
+  queues_[cls].push_back(std::move(pkt), config_.ingress_round_robin);
   try_start();
   return true;
 }
@@ -290,7 +289,8 @@ int EgressPort::pick_class(Time* wake) {
 
 void EgressPort::try_start() {
   if (tx_done_ || !link_up_) return;
-  std::deque<PacketPtr>* q = nullptr;
+  std::deque<PacketPtr>* q = nullptr;  // the control queue, or null for class cls_pick
+  int cls_pick = -1;
   if (!control_.empty()) {
     q = &control_;
   } else {
@@ -306,11 +306,15 @@ void EgressPort::try_start() {
       }
       return;
     }
-    q = &queues_[c];
+    cls_pick = c;
   }
-  on_wire_ = std::move(q->front());
-  q->pop_front();
-  if (q != &control_) {
+  if (q) {
+    on_wire_ = std::move(q->front());
+    q->pop_front();
+  } else {
+    on_wire_ = queues_[cls_pick].pop_front();
+  }
+  if (!q) {
     sample();
     const uint8_t c = on_wire_->vl & 7;
     queued_bytes_[c] -= on_wire_->wire_bytes;
@@ -322,7 +326,7 @@ void EgressPort::try_start() {
   const Time end = std::max(now + tx_time(config_.rate, on_wire_->wire_bytes), on_wire_->last_bit_at);
   wire_bytes_on_wire_ = on_wire_->wire_bytes;
   kind_on_wire_ = on_wire_->kind;
-  class_on_wire_ = q == &control_ ? on_wire_->priority & 7 : on_wire_->vl & 7;
+  class_on_wire_ = q ? on_wire_->priority & 7 : on_wire_->vl & 7;
   if (early_handoff_) {
     on_wire_->last_bit_at = end + handoff_latency_;
     if (tap_) tap_->on_transmit(*on_wire_, end);  // stamped when its last bit leaves, as below

@@ -84,6 +84,8 @@ struct EgressConfig {
   Time queue_sample_interval = 0;         // QueueSeries sampling; 0 = no time series
   PfcWatchdogConfig watchdog;
   IbVlConfig ib;                          // InfiniBand VLs (off: Ethernet classes)
+  // Within a class, serve switch ingress ports round robin (see ClassQueue); false: FIFO.
+  bool ingress_round_robin = false;
 };
 
 // Scheduling: PFC and IB credit frames first (link control is never paused), then the strict-priority
@@ -96,6 +98,37 @@ class PacketTap {
   virtual ~PacketTap() = default;
   // Engine context: `pkt`'s last bit left the port at simulated time `now`.
   virtual void on_transmit(const Packet& pkt, Time now) = 0;
+};
+
+// The packets of one egress class. With `by_ingress`, packets are kept per switch ingress
+// port and served round robin, one packet per ingress port in turn (the arbitration of an
+// input-buffered / VOQ switch); otherwise (and at host ports) one FIFO in arrival order.
+class ClassQueue {
+ public:
+  bool empty() const { return count_ == 0; }
+  size_t size() const { return count_; }
+  const PacketPtr& front() const { return subs_[active_.front()].front(); }
+  void push_back(PacketPtr p, bool by_ingress) {
+    const size_t i = by_ingress && p->switch_ingress >= 0 ? static_cast<size_t>(p->switch_ingress) + 1 : 0;
+    if (i >= subs_.size()) subs_.resize(i + 1);
+    if (subs_[i].empty()) active_.push_back(i);
+    subs_[i].push_back(std::move(p));
+    ++count_;
+  }
+  PacketPtr pop_front() {
+    const size_t i = active_.front();
+    active_.pop_front();
+    PacketPtr p = std::move(subs_[i].front());
+    subs_[i].pop_front();
+    if (!subs_[i].empty()) active_.push_back(i);  // its next packet waits for the others' turn
+    --count_;
+    return p;
+  }
+
+ private:
+  std::vector<std::deque<PacketPtr>> subs_ = std::vector<std::deque<PacketPtr>>(1);
+  std::deque<size_t> active_;   // non-empty sub-queues in service order
+  size_t count_ = 0;
 };
 
 class EgressPort {
@@ -209,7 +242,7 @@ class EgressPort {
   std::function<void(const Packet&)> dequeue_hook_;
   PacketTap* tap_ = nullptr;
   std::deque<PacketPtr> control_;                       // PFC frames
-  std::array<std::deque<PacketPtr>, kNumClasses> queues_;
+  std::array<ClassQueue, kNumClasses> queues_;
   std::array<uint64_t, kNumClasses> queued_bytes_{};
   std::array<Time, kNumClasses> paused_until_{};
   std::array<uint64_t, kNumClasses> deficit_{};    // DWRR

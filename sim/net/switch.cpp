@@ -47,6 +47,7 @@ Switch::~Switch() {
 int Switch::add_port(Rate rate, uint32_t peer_buffer_bytes) {
   EgressConfig ec = config_.egress;
   ec.rate = rate;
+  ec.ingress_round_robin = config_.ingress_round_robin;
   auto p = std::make_unique<Port>();
   p->headroom = config_.pfc.headroom_bytes;
   p->egress = std::make_unique<EgressPort>(engine_, ec);

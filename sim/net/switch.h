@@ -92,6 +92,14 @@ struct SwitchConfig {
   // for all, every tier of a fat tree makes the same choice and half the cores idle
   // (hash polarization). sim/topo gives each switch its own.
   uint64_t ecmp_seed = 0;
+  // How an egress class queue serves the ingress ports feeding it: round robin, one packet
+  // per ingress port in turn (an input-arbitrated switch: crossbar/VOQ, as InfiniBand
+  // switches are built), or one FIFO in arrival order (a shared-memory output queue). Under
+  // PFC a FIFO hands each resumed ingress a burst of xoff - xon + headroom bytes at once,
+  // so at any instant the senders of an incast differ by up to one burst. Off by default:
+  // with it on, the DCQCN two-flow scenario (tests/unit/cc) moves out of its 10% band
+  // (42.4 + 55.4 Gb/s), not yet understood.
+  bool ingress_round_robin = false;
 };
 
 class Switch : public Node {

@@ -305,7 +305,7 @@ void read_nic_params(ConfigReader& r, const json& j, const std::string& path, bo
 }
 
 #define RDMASIM_SWITCH_KEYS "forwarding_latency_ns", "queue_kb", "ecn", "pfc", "dwrr_weights", \
-    "ib_vl_buffer_kb", "cut_through", "cut_through_header_bytes", "buffer", "vls"
+    "ib_vl_buffer_kb", "cut_through", "cut_through_header_bytes", "buffer", "vls", "ingress_arbitration"
 #define RDMASIM_LINK_KEYS "rate_gbps", "latency_ns", "loss_rate", "ber", "schedule"
 
 void read_switch_params(ConfigReader& r, const json& j, const std::string& path, bool ib,
@@ -320,6 +320,12 @@ void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
   if (ib && j.contains("dwrr_weights"))
     r.error(join(path, "dwrr_weights"), "is Ethernet scheduling; expected VL arbitration (\"vls\") on InfiniBand");
   read_vls(r, j, path, ib, s.egress.ib);
+  if (j.contains("ingress_arbitration")) {
+    const std::string a = r.string(j, "ingress_arbitration", path, std::nullopt, "\"round_robin\" or \"fifo\"");
+    if (a == "round_robin") s.ingress_round_robin = true;
+    else if (a == "fifo") s.ingress_round_robin = false;
+    else r.error(join(path, "ingress_arbitration"), json(a), "is not an arbitration", "\"round_robin\" or \"fifo\"");
+  }
   s.cut_through = r.boolean(j, "cut_through", path, s.cut_through);
   s.cut_through_header_bytes = static_cast<uint32_t>(r.integer(
       j, "cut_through_header_bytes", path, s.cut_through_header_bytes, 1, 4096,

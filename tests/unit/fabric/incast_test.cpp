@@ -19,16 +19,17 @@ double utilization(const test::IncastResult& r) {
   return static_cast<double>(r.rx_bytes - per) / capacity;
 }
 
-void check_fair(const test::IncastResult& r) {
+void check_fair(const test::IncastResult& r, double tolerance) {
   // When the first sender completes, each of the 15 should have delivered 1/15 of the
-  // total so far. The issue's target is within 1%; this model's FIFO egress under PFC
-  // on/off cycles reaches ~2.1% (one sender of 15, 2 MiB each), so 3% is checked here and
-  // the 1% target is still open.
+  // total so far (all 15 ran over that whole window).
   uint64_t total = 0;
   for (const auto& [src, b] : r.bytes_at_first_end) total += b;
   REQUIRE(r.bytes_at_first_end.size() == 15);
   const double fair = static_cast<double>(total) / 15;
-  for (const auto& [src, b] : r.bytes_at_first_end) CHECK(std::abs(static_cast<double>(b) - fair) <= 0.03 * fair);
+  for (const auto& [src, b] : r.bytes_at_first_end) {
+    CAPTURE(src);
+    CHECK(std::abs(static_cast<double>(b) - fair) <= tolerance * fair);
+  }
 }
 
 }  // namespace
@@ -37,7 +38,8 @@ TEST_CASE("incast: 15:1 with PFC is lossless, pauses upstream, keeps the bottlen
   // xoff 64 KiB per ingress; headroom: 2 * 400 ns * 100 Gb/s = 10 KB in flight + 2 MTU-sized
   // packets being serialized = ~18.4 KB, so the egress queue holds at most
   // 15 * (64 + 18.4) KiB = 1.24 MB < the 4 MiB class limit: no drop is possible.
-  const json cfg = test::incast_star({{"queue_kb", 4096}, {"pfc", {{"xoff_kb", 64}, {"xon_kb", 32}}}});
+  const json cfg = test::incast_star(
+      {{"queue_kb", 4096}, {"pfc", {{"xoff_kb", 64}, {"xon_kb", 32}}}, {"ingress_arbitration", "round_robin"}});
   const test::IncastResult r = test::run_incast(cfg, kBytes);
   CHECK(r.rx_packets == r.sent_packets);
   uint64_t drops = 0, pauses = 0;
@@ -49,7 +51,29 @@ TEST_CASE("incast: 15:1 with PFC is lossless, pauses upstream, keeps the bottlen
   CHECK(pauses > 0);
   CHECK(r.counters["host1/mlx5_0"]["pauses_received"].get<uint64_t>() > 0);
   CHECK(utilization(r) >= 0.99);
-  check_fair(r);
+  // 1% (the issue's target): with "round_robin" the switch serves the ingress ports of one
+  // egress class in turn, one packet each, so at any instant two senders differ by about one packet
+  // (4 KiB of ~2 MiB, 0.2%). Measured worst: 0.18%.
+  check_fair(r, 0.01);
+}
+
+TEST_CASE("incast: with a FIFO egress (\"fifo\" arbitration) senders differ by up to one PFC burst") {
+  // Why round robin is the model: with one FIFO per egress class, a resumed ingress sends
+  // a burst at line rate that enters the FIFO whole: from XON (32 KiB buffered) to XOFF
+  // (64 KiB, plus the packet crossing it, 4178 B) and the headroom that arrives after XOFF
+  // (2 x 400 ns x 12.5 GB/s = 10000 B + 2 frames of 4178 B + the 84 B PFC frame) =
+  // 32768 + 4178 + 18440 = 55386 wire bytes, about 13.3 packets of 4096 B payload. At the
+  // moment the first sender ends, a sender may be up to one burst ahead or behind: the
+  // 1% target is not reachable (measured worst 2.1%, one sender one burst ahead), but every
+  // sender is within one burst of the fair share.
+  json sw = {{"queue_kb", 4096}, {"pfc", {{"xoff_kb", 64}, {"xon_kb", 32}}}, {"ingress_arbitration", "fifo"}};
+  const test::IncastResult r = test::run_incast(test::incast_star(sw), kBytes);
+  CHECK(r.rx_packets == r.sent_packets);
+  uint64_t total = 0;
+  for (const auto& [src, b] : r.bytes_at_first_end) total += b;
+  const double fair = static_cast<double>(total) / 15;
+  const double burst_payload = 55386.0 / 4178 * 4096;
+  for (const auto& [src, b] : r.bytes_at_first_end) CHECK(std::abs(static_cast<double>(b) - fair) <= burst_payload);
 }
 
 TEST_CASE("incast: 15:1 without PFC and a small buffer drops, and counts every drop") {

@@ -182,3 +182,29 @@ TEST_CASE("egress: a VL without credit waits; a credit update releases it") {
   e.run();
   CHECK(rx.arrivals.size() == 2);
 }
+
+TEST_CASE("switch: an egress class serves its ingress ports round robin, or in arrival order with fifo") {
+  // Ingress 0 gets 3 packets, then ingress 1 gets 3, all at once to a paused egress.
+  // Round robin sends one per ingress in turn: 0,1,0,1,0,1; fifo in arrival order: 0,0,0,1,1,1.
+  for (const bool rr : {true, false}) {
+    CAPTURE(rr);
+    Engine e;
+    SwitchConfig cfg{.name = "sw0", .forwarding_latency = 0};
+    cfg.ingress_round_robin = rr;
+    Switch sw(e, cfg);
+    const int a = sw.add_port(Rate::gbps(100)), b = sw.add_port(Rate::gbps(100)), o = sw.add_port(Rate::gbps(100));
+    test::Recorder rx(e);
+    LinkDirection link(e, sw.port(o), rx, 0, 0);
+    sw.set_route(2, {o});
+    sw.port(o).pause_class(0, 0xffff);
+    for (int i = 0; i < 3; ++i) sw.receive(test::roce_packet(100, 0, 1, 2, 10 + i), a);
+    for (int i = 0; i < 3; ++i) sw.receive(test::roce_packet(100, 0, 1, 2, 20 + i), b);
+    e.run_until(ns(1));
+    sw.port(o).pause_class(0, 0);
+    e.run();
+    REQUIRE(rx.arrivals.size() == 6);
+    std::vector<uint64_t> ids;
+    for (const auto& x : rx.arrivals) ids.push_back(x.pkt->id);
+    CHECK(ids == (rr ? std::vector<uint64_t>{10, 20, 11, 21, 12, 22} : std::vector<uint64_t>{10, 11, 12, 20, 21, 22}));
+  }
+}

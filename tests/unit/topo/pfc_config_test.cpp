@@ -58,3 +58,10 @@ TEST_CASE("pfc config: a shared buffer too small for the headroom of every port 
   ok["switch"]["buffer"]["total_kb"] = 16384;
   CHECK(topo::parse_fabric(ok).switches[0].buffer.total_bytes == 16384 * 1024);
 }
+
+TEST_CASE("config: switch ingress_arbitration is fifo (default) or round_robin") {
+  CHECK_FALSE(topo::parse_fabric(star(json::object())).switches[0].ingress_round_robin);
+  CHECK(topo::parse_fabric(star({{"ingress_arbitration", "round_robin"}})).switches[0].ingress_round_robin);
+  CHECK(has_error(star({{"ingress_arbitration", "lifo"}}),
+                  "fabric.switch.ingress_arbitration: \"lifo\" is not an arbitration; expected \"round_robin\" or \"fifo\""));
+}
