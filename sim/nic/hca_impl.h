@@ -177,6 +177,10 @@ struct Qp {
   std::map<uint32_t, uint64_t> atomic_results;
   // Read responses and atomic ACKs waiting for the port, in order.
   std::deque<net::PacketPtr> resp_queue;
+  // Responder resources (max_dest_rd_atomic): the PSN of the last response packet of each
+  // new READ/atomic accepted and not yet fully transmitted, in order. A new READ/atomic
+  // that finds max_dest_rd_atomic of them held is an Invalid Request (class C).
+  std::deque<uint32_t> rd_atomic_held;
 
   // Congestion control (cc_hooks.cpp): the rate controller (made on first use), the
   // pacer's next send time for requests, its wake-up, and the NP's last CNP time.
@@ -310,6 +314,8 @@ struct Hca::Impl {
   void recv_complete(Qp& qp, const RecvWr& wr, uint32_t srqn, WcStatus st, WcOpcode op,
                      uint32_t byte_len, uint32_t imm, uint32_t flags, uint32_t src_qp);
   void respond_read(Qp& qp, const net::Packet& req, uint32_t psn);
+  // Takes the next queued response for the port and frees the responder resource it ends.
+  net::PacketPtr pop_response(Qp& qp);
 
   // --- iwarp.cpp: QPs of an iWARP NIC carry their packets as FPDUs over TCP ---
   bool is_iwarp() const { return config.link_layer == net::LinkLayer::IWarp; }

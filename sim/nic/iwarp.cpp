@@ -205,8 +205,7 @@ net::PacketPtr Hca::Impl::iwarp_next(Qp& qp) {
     if (c.tcp.has_unsent() || !has_tx_work(qp)) return nullptr;
     net::PacketPtr f;
     if (!qp.resp_queue.empty()) {
-      f = std::move(qp.resp_queue.front());
-      qp.resp_queue.pop_front();
+      f = pop_response(qp);
     } else {
       f = next_request(qp);
     }

@@ -169,6 +169,7 @@ void Hca::Impl::enter_error(Qp& qp) {
   engine.cancel(qp.rnr_wait);
   qp.ack_timer = qp.rnr_wait = EventId{};
   qp.resp_queue.clear();
+  qp.rd_atomic_held.clear();
   // Outstanding send WQEs complete in order with WR_FLUSH_ERR, signaled or not.
   std::deque<SendWqe> sq;
   sq.swap(qp.sq);

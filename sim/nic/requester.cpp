@@ -89,8 +89,7 @@ void Hca::Impl::pump() {
       if (qp.tcp) {
         p = iwarp_next(qp);  // iWARP: TCP decides what goes next
       } else if (!qp.resp_queue.empty()) {
-        p = std::move(qp.resp_queue.front());
-        qp.resp_queue.pop_front();
+        p = pop_response(qp);
       } else {
         p = next_request(qp);
       }

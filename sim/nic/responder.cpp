@@ -117,6 +117,17 @@ void Hca::Impl::respond_read(Qp& qp, const net::Packet& req, uint32_t psn) {
   kick(qp);
 }
 
+net::PacketPtr Hca::Impl::pop_response(Qp& qp) {
+  net::PacketPtr p = std::move(qp.resp_queue.front());
+  qp.resp_queue.pop_front();
+  const uint8_t op = p->bth.opcode & 0x1f;
+  // READ RESPONSE LAST/ONLY or ATOMIC ACKNOWLEDGE of the oldest held resource: it is done.
+  if ((op == 0x0f || op == 0x10 || op == 0x12) && !qp.rd_atomic_held.empty() &&
+      qp.rd_atomic_held.front() == p->bth.psn)
+    qp.rd_atomic_held.pop_front();
+  return p;
+}
+
 void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
   const QpState st = qp.attr.qp_state;
   if (st != QpState::Rtr && st != QpState::Rts && st != QpState::Sqd) return;
@@ -207,6 +218,14 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
   const bool write = op >= 0x06 && op <= 0x0b;
   if (op == 0x0c || op == 0x13 || op == 0x14) {
     if (!rc) return;
+    // Responder resources: a requester with more READ/atomic requests outstanding than the
+    // max_dest_rd_atomic it was told about breaks the protocol. IBTA 9.7.5.1.x/C9-?: this is
+    // an Invalid Request (class C: NAK, responder QP to ERR); rxe does the same
+    // (RESPST_ERR_TOO_MANY_RDMA_ATM_REQ), and mlx5 fails such operations too.
+    if (qp.rd_atomic_held.size() >= qp.attr.max_dest_rd_atomic) {
+      fatal_nak(kNakInvReq);
+      return;
+    }
     if (op == 0x0c) {
       const uint32_t len = p.reth.dma_len;
       if (!(qp.attr.qp_access_flags & kAccessRemoteRead) ||
@@ -216,8 +235,10 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
       }
       qp.msn++;
       qp.nak_sent = false;
+      const uint32_t n = std::max<uint32_t>(1, (len + qp.mtu - 1) / qp.mtu);
+      qp.rd_atomic_held.push_back(psn_add(psn, n - 1));
       respond_read(qp, p, psn);
-      qp.epsn = psn_add(psn, std::max<uint32_t>(1, (len + qp.mtu - 1) / qp.mtu));
+      qp.epsn = psn_add(psn, n);
       return;
     }
     if (p.atomic.va % 8) {
@@ -250,6 +271,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
     qp.msn++;
     qp.nak_sent = false;
     qp.epsn = psn_add(psn, 1);
+    qp.rd_atomic_held.push_back(psn);
     auto a = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, 0x12, psn);
     a->headers |= net::kHasAeth | net::kHasAtomicAckEth;
     a->aeth = {kAckSyndrome, qp.msn & 0xffffff};

@@ -23,6 +23,7 @@ class TestWire final : public net::Transmitter {
   bool ready(uint8_t) const override { return open; }
   void send(net::PacketPtr p) override {
     sent.push_back(p->bth.opcode);
+    sent_at.push_back(engine_.now());
     dest_qps.push_back(p->bth.dest_qp);
     if (drop && drop(*p)) return;
     std::shared_ptr<net::Packet> sp(p.release());
@@ -41,6 +42,7 @@ class TestWire final : public net::Transmitter {
   std::function<bool(const net::Packet&)> drop;
   std::vector<uint32_t> dest_qps;  // BTH dest QP in send order
   std::vector<uint8_t> sent;  // BTH opcodes in send order
+  std::vector<Time> sent_at;  // when each was sent
 
  private:
   Engine& engine_;
@@ -85,6 +87,8 @@ struct QpParams {
   uint8_t retry_cnt = 7;
   uint8_t rnr_retry = 7;
   uint8_t min_rnr_timer = 1;
+  uint8_t max_rd_atomic = 4;       // requester: READ/atomic requests outstanding
+  uint8_t max_dest_rd_atomic = 4;  // responder resources
   uint32_t access = kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic;
   uint32_t qkey = 0x11111111;
 };
@@ -164,7 +168,7 @@ struct Pair {
       at.ah_attr.is_global = link_layer != net::LinkLayer::InfiniBand;
       at.ah_attr.dlid = static_cast<uint16_t>(peer_ip);
       at.ah_attr.dgid = link_layer == net::LinkLayer::IWarp ? iwarp_gid_of(peer_ip) : gid_of(peer_ip);
-      at.max_dest_rd_atomic = 4;
+      at.max_dest_rd_atomic = q.max_dest_rd_atomic;
       at.min_rnr_timer = q.min_rnr_timer;
       rtr_mask |= kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn;
       if (q.type == QpType::RC) rtr_mask |= kQpMaxDestRdAtomic | kQpMinRnrTimer;
@@ -175,7 +179,7 @@ struct Pair {
     at.timeout = q.timeout;
     at.retry_cnt = q.retry_cnt;
     at.rnr_retry = q.rnr_retry;
-    at.max_rd_atomic = 4;
+    at.max_rd_atomic = q.max_rd_atomic;
     uint32_t rts_mask = kQpState | kQpSqPsn;
     if (q.type == QpType::RC) rts_mask |= kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpMaxQpRdAtomic;
     REQUIRE(s.hca->modify_qp(qpn, at, rts_mask) == 0);
