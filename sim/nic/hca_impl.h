@@ -142,6 +142,8 @@ struct Qp {
   bool in_active = false;   // listed in Impl::active
   uint64_t posted = 0;      // send WQEs ever posted (SendWqe::seq source)
   uint32_t retx_end = 0;    // packets with PSN before this are retransmissions
+  uint32_t sent_end = 0;    // PSN after the last one transmitted (valid once any_sent)
+  bool any_sent = false;
 
   // Responder.
   std::deque<RecvWr> rq;

@@ -163,6 +163,10 @@ net::PacketPtr Hca::Impl::next_request(Qp& qp) {
   }
   const uint32_t psn = psn_add(w.first_psn, qp.tx_pkt);
   if (psn_diff(psn, qp.retx_end) < 0) counters.retransmitted_packets++;
+  // A READ request covers its whole response range.
+  const uint32_t end = op == WrOpcode::RdmaRead ? psn_add(w.last_psn(), 1) : psn_add(psn, 1);
+  if (!qp.any_sent || psn_diff(end, qp.sent_end) > 0) qp.sent_end = end;
+  qp.any_sent = true;
   const uint8_t tb = transport_bits(qp.init.type);
   const uint32_t dest = qp.init.type == QpType::UD ? w.wr.remote_qpn : qp.attr.dest_qp_num;
   net::PacketPtr p;
@@ -296,7 +300,9 @@ void Hca::Impl::go_back(Qp& qp, uint32_t psn) {
     const SendWqe& w = qp.sq[i];
     if (!w.started) break;
     if (psn_diff(psn, w.first_psn) >= 0 && psn_diff(psn, w.last_psn()) <= 0) {
-      if (psn_diff(qp.next_psn, qp.retx_end) > 0) qp.retx_end = qp.next_psn;
+      // Only PSNs already transmitted are resent: the rest of a WQE that had not left yet
+      // goes out for the first time.
+      if (qp.any_sent && psn_diff(qp.sent_end, qp.retx_end) > 0) qp.retx_end = qp.sent_end;
       qp.tx_wqe = i;
       qp.tx_pkt = static_cast<uint32_t>(psn_diff(psn, w.first_psn));
       kick(qp);

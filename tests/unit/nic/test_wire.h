@@ -91,38 +91,26 @@ struct QpParams {
   uint8_t max_dest_rd_atomic = 4;  // responder resources
   uint32_t access = kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic;
   uint32_t qkey = 0x11111111;
+  uint32_t max_send_wr = 64, max_recv_wr = 64;
 };
 
-// Two HCAs back to back (RoCEv2, 10.0.0.1 and 10.0.0.2), 1 us apart, with one QP each,
-// connected to each other and in RTS.
-struct Pair {
-  static constexpr uint32_t kIpA = 0x0a000001, kIpB = 0x0a000002;
+// Two HCAs with one QP each, connected to each other and in RTS. Subclasses give the HCAs
+// their ports (a TestWire, or a built Fabric) and then call start().
+struct PairBase {
   Engine engine;
   Side a, b;
   LocalMemory mem;
-
   net::LinkLayer link_layer;
+  uint32_t addr_a = 0, addr_b = 0;  // the HCAs' addresses (IPv4 host order, or LIDs)
 
-  // On InfiniBand the addresses are LIDs 1 and 2 (kIpA/kIpB are then unused) and RC/UC
-  // paths are not global (no GRH).
-  explicit Pair(QpParams qp = {}, Time delay = us(1),
-                net::LinkLayer ll = net::LinkLayer::RoCEv2)
-      : link_layer(ll) {
-    a.wire = std::make_unique<TestWire>(engine, delay);
-    b.wire = std::make_unique<TestWire>(engine, delay);
-    HcaConfig ca, cb;
-    const bool ib = ll == net::LinkLayer::InfiniBand;
-    ca.address = ib ? 1 : kIpA;
-    cb.address = ib ? 2 : kIpB;
-    ca.link_layer = cb.link_layer = ll;
-    a.hca = std::make_unique<Hca>(engine, ca, *a.wire);
-    b.hca = std::make_unique<Hca>(engine, cb, *b.wire);
-    a.wire->connect(b.hca.get());
-    b.wire->connect(a.hca.get());
+  explicit PairBase(net::LinkLayer ll, uint64_t seed = 1) : engine(seed), link_layer(ll) {}
+
+  // Sets up a PD, a CQ and a QP on each HCA and connects the QPs.
+  void start(const QpParams& qp) {
     setup(a, qp);
     setup(b, qp);
-    connect(a, b, cb.address, qp);
-    connect(b, a, ca.address, qp);
+    connect(a, b, addr_b, qp);
+    connect(b, a, addr_a, qp);
   }
 
   void setup(Side& s, const QpParams& q) {
@@ -138,7 +126,7 @@ struct Pair {
     init.pd = s.pd;
     init.type = q.type;
     init.send_cq = init.recv_cq = s.cq;
-    init.caps = {64, 64, 4, 4, 64};
+    init.caps = {q.max_send_wr, q.max_recv_wr, 4, 4, 64};
     uint32_t qpn = 0;
     REQUIRE(s.hca->create_qp(init, &qpn) == 0);
     return qpn;
@@ -191,6 +179,44 @@ struct Pair {
     const auto addr = reinterpret_cast<uint64_t>(buf.data());
     REQUIRE(s.hca->reg_mr(s.pd, &mem, addr, buf.size(), addr, access, &k) == 0);
     return k;
+  }
+
+  // The state of `s`'s QP `qpn` (default: its first QP).
+  QpState state(Side& s, uint32_t qpn = 0) {
+    QpAttr at;
+    REQUIRE(s.hca->query_qp(qpn ? qpn : s.qpn, &at, nullptr) == 0);
+    return at.qp_state;
+  }
+
+  // Posts `wr` on `s`'s QP, runs the engine until idle and returns `s`'s completions.
+  const std::vector<TimedCompletion>& post_and_run(Side& s, const SendWr& wr) {
+    REQUIRE(s.hca->post_send(s.qpn, wr) == 0);
+    engine.run();
+    return s.wcs;
+  }
+};
+
+// Two HCAs back to back (RoCEv2, 10.0.0.1 and 10.0.0.2), `delay` apart on TestWires.
+// On InfiniBand the addresses are LIDs 1 and 2 (kIpA/kIpB are then unused) and RC/UC
+// paths are not global (no GRH).
+struct Pair : PairBase {
+  static constexpr uint32_t kIpA = 0x0a000001, kIpB = 0x0a000002;
+
+  explicit Pair(QpParams qp = {}, Time delay = us(1),
+                net::LinkLayer ll = net::LinkLayer::RoCEv2)
+      : PairBase(ll) {
+    a.wire = std::make_unique<TestWire>(engine, delay);
+    b.wire = std::make_unique<TestWire>(engine, delay);
+    HcaConfig ca, cb;
+    const bool ib = ll == net::LinkLayer::InfiniBand;
+    ca.address = addr_a = ib ? 1 : kIpA;
+    cb.address = addr_b = ib ? 2 : kIpB;
+    ca.link_layer = cb.link_layer = ll;
+    a.hca = std::make_unique<Hca>(engine, ca, *a.wire);
+    b.hca = std::make_unique<Hca>(engine, cb, *b.wire);
+    a.wire->connect(b.hca.get());
+    b.wire->connect(a.hca.get());
+    start(qp);
   }
 };
 
