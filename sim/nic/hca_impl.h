@@ -193,6 +193,7 @@ struct Qp {
 
   // iWARP NICs: the QP's TCP connection and DDP/RDMAP state (sim/nic/iwarp.h), from RTR.
   std::unique_ptr<iwarp::Conn> tcp;
+  bool mpa_request_seen = false;  // iWARP: the peer's MPA Request arrived (releases the Reply)
 };
 
 struct Hca::Impl {
@@ -323,6 +324,7 @@ struct Hca::Impl {
   bool is_iwarp() const { return config.link_layer == net::LinkLayer::IWarp; }
   // After every successful modify_qp: forms the connection at RTR, drops it at RESET.
   void iwarp_on_modify(Qp& qp);
+  void iwarp_send_start(Qp& qp);  // the QP's MPA Request or Reply start frame
   // The peer of an iWARP QP: the address in a MAC GID (iwarp::address_of_gid) or an
   // IPv4-mapped one, else the host the peer's QPN names (HcaConfig::qpn_base); 0 when none.
   net::Address iwarp_resolve_peer(const AddressVector& av, uint32_t dest_qpn) const;

@@ -75,6 +75,7 @@ void Hca::Impl::iwarp_on_modify(Qp& qp) {
   if (st == QpState::Reset) {
     if (qp.tcp) engine.cancel(qp.tcp->rto_timer);
     qp.tcp.reset();
+    qp.mpa_request_seen = false;
     return;
   }
   if (qp.init.type != QpType::RC || (st != QpState::Rtr && st != QpState::Rts)) return;
@@ -96,17 +97,28 @@ void Hca::Impl::iwarp_on_modify(Qp& qp) {
   qp.tcp = std::make_unique<iwarp::Conn>(tc, isn + kMpaStartFrame, peer_isn + kMpaStartFrame);
   qp.tcp->local_port = port_of(qp.qpn);
   qp.tcp->peer_port = port_of(qp.attr.dest_qp_num);
+  qp.tcp->isn = isn;
+  qp.tcp->peer_isn = peer_isn;
   // The start frame still goes on the wire once, unacknowledged and ignored by the peer, so
-  // a capture shows the stream's beginning (Wireshark's MPA dissector needs it). The side
-  // with the lower (address, QPN) plays the initiator (Request), the other the Reply.
+  // a capture shows the stream's beginning (Wireshark's MPA dissector needs it, the Request
+  // before the Reply). The side with the lower (address, QPN) plays the initiator and sends
+  // the Request now; the other sends the Reply once it has seen the Request (at once if it
+  // came before this RTR).
+  qp.tcp->initiator = std::pair(config.address, qp.qpn) < std::pair(peer_address(qp), qp.attr.dest_qp_num);
+  if (qp.tcp->initiator || qp.mpa_request_seen) iwarp_send_start(qp);
+  else qp.tcp->reply_pending = true;
+}
+
+void Hca::Impl::iwarp_send_start(Qp& qp) {
+  iwarp::Conn& c = *qp.tcp;
+  c.reply_pending = false;
   auto start = std::make_shared<net::Packet>();
-  const bool initiator = std::pair(config.address, qp.qpn) < std::pair(peer_address(qp), qp.attr.dest_qp_num);
-  start->fpdu.mpa_request = initiator;
-  start->fpdu.mpa_reply = !initiator;
-  net::PacketPtr s = iwarp_segment(qp, start.get(), isn, kMpaStartFrame);
+  start->fpdu.mpa_request = c.initiator;
+  start->fpdu.mpa_reply = !c.initiator;
+  net::PacketPtr s = iwarp_segment(qp, start.get(), c.isn, kMpaStartFrame);
   // The Request goes before the Reply is received: it acknowledges only the peer's ISN (the
   // handshake); the Reply answers a received Request, so it acknowledges its 20 bytes.
-  if (initiator) s->tcp.ack = peer_isn;
+  if (c.initiator) s->tcp.ack = c.peer_isn;
   counters.tx_packets++;
   counters.tx_bytes += s->wire_bytes;
   if (port_active) port.send(std::move(s));
@@ -267,10 +279,15 @@ void Hca::Impl::iwarp_on_rto(uint32_t qpn) {
 }
 
 void Hca::Impl::iwarp_receive(Qp& qp, const std::shared_ptr<net::Packet>& seg) {
+  if (seg->fpdu.mpa_request) {  // setup is out of band; the Request only releases the Reply
+    qp.mpa_request_seen = true;
+    if (qp.tcp && qp.tcp->reply_pending) iwarp_send_start(qp);
+    return;
+  }
   if (!qp.tcp || qp.tcp->aborted) return;  // no connection: dropped
   iwarp::Conn& c = *qp.tcp;
   const net::TcpHeader& h = seg->tcp;
-  if (seg->fpdu.mpa_request || seg->fpdu.mpa_reply) return;  // setup is out of band
+  if (seg->fpdu.mpa_reply) return;
   // The ACK half: what the peer acknowledged completes SENDs and WRITEs.
   std::vector<iwarp::TxSegment> acked =
       c.tcp.on_ack(h.ack, uint32_t{h.window} << h.wscale, h.flags & kFlagEce, h.len > 0, engine.now());

@@ -82,7 +82,11 @@ struct Conn {
   };
   std::deque<Sink> read_sinks;
   Sink cur_sink{0, 0};
-  bool start_sent = false;  // the MPA start frame went first on this stream
+  // MPA start frames (for captures): ISNs, which side sends the Request, and whether the
+  // Reply waits for the peer's Request.
+  uint32_t isn = 0, peer_isn = 0;
+  bool initiator = false;
+  bool reply_pending = false;
 };
 
 }  // namespace rdmasim::nic::iwarp

@@ -181,4 +181,31 @@ TEST_CASE("iwarp: RTR needs a peer address: a MAC GID or a QPN that names a host
   CHECK(p.a.hca->modify_qp(qpn, at, mask) == 0);
 }
 
+TEST_CASE("iwarp: the MPA Reply waits for the peer's Request, so captures see Request first") {
+  // Pair takes a (10.0.0.1, the lower address: the initiator) to RTR, then b, before any
+  // packet has arrived: a sends its Request at once, b holds its Reply back.
+  Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
+  CHECK(p.a.wire->sent.size() == 1);
+  CHECK(p.b.wire->sent.empty());
+  std::vector<std::pair<Time, net::Packet>> from_b;
+  p.b.wire->drop = [&](const net::Packet& pkt) {
+    from_b.emplace_back(p.engine.now(), pkt);
+    return false;
+  };
+  p.engine.run_until(us(10));
+  REQUIRE(from_b.size() == 1);
+  CHECK(from_b[0].second.fpdu.mpa_reply);
+  CHECK(from_b[0].second.tcp.len == 20);     // key 16, flags, revision, PD length 2
+  CHECK(from_b[0].first >= us(1));           // after the Request crossed the 1 us wire
+  // The stream goes on after the Reply's 20 bytes.
+  auto src = pattern(100, 1);
+  std::vector<uint8_t> dst(100, 0);
+  auto ks = p.reg(p.b, src), kd = p.reg(p.a, dst);
+  REQUIRE(p.b.hca->post_send(p.b.qpn, rdma_wr(WrOpcode::RdmaWrite, 1, src, ks.lkey, dst, kd.rkey)) == 0);
+  p.engine.run_until(us(50));
+  CHECK(dst == src);
+  REQUIRE(from_b.size() >= 2);
+  CHECK(from_b[1].second.tcp.seq == from_b[0].second.tcp.seq + 20);
+}
+
 }  // namespace rdmasim::nic::test
