@@ -168,8 +168,8 @@ struct Qp {
   struct PendingWrite {
     MemorySpace* mem = nullptr;
     uint64_t addr = 0;
-    net::Payload keep;            // holds `data` alive
-    const uint8_t* data = nullptr;
+    net::Payload keep;            // the sender's gathered buffer the run comes from
+    uint32_t offset = 0;          // the run is keep[offset, offset + len)
     uint32_t len = 0;
   } pending_write;
   uint64_t write_va = 0;    // WRITE: where the next byte goes

@@ -28,8 +28,10 @@ class LocalMemory final : public MemorySpace {
   }
   bool write(uint64_t addr, const void* src, size_t len) override {
     std::memcpy(reinterpret_cast<void*>(addr), src, len);
+    ++writes;
     return true;
   }
+  uint64_t writes = 0;  // DMA writes that reached this memory (tests count coalescing)
 };
 
 }  // namespace rdmasim::nic

@@ -401,8 +401,8 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
 bool Hca::Impl::stage_write(Qp& qp, MemorySpace* mem, uint64_t addr, const net::Packet& p,
                              uint32_t len) {
   Qp::PendingWrite& w = qp.pending_write;
-  const uint8_t* data = p.payload_data();
-  if (w.len && w.mem == mem && w.addr + w.len == addr && w.data + w.len == data) {
+  if (w.len && w.mem == mem && w.addr + w.len == addr && w.keep == p.payload &&
+      w.offset + w.len == p.payload_offset) {
     w.len += len;
     return true;
   }
@@ -410,7 +410,7 @@ bool Hca::Impl::stage_write(Qp& qp, MemorySpace* mem, uint64_t addr, const net::
   w.mem = mem;
   w.addr = addr;
   w.keep = p.payload;
-  w.data = data;
+  w.offset = p.payload_offset;
   w.len = len;
   return true;
 }
@@ -418,7 +418,7 @@ bool Hca::Impl::stage_write(Qp& qp, MemorySpace* mem, uint64_t addr, const net::
 bool Hca::Impl::flush_write(Qp& qp) {
   Qp::PendingWrite& w = qp.pending_write;
   if (!w.len) return true;
-  const bool ok = w.mem->write(w.addr, w.data, w.len);
+  const bool ok = w.mem->write(w.addr, w.keep->data() + w.offset, w.len);
   w = Qp::PendingWrite{};
   return ok;
 }

@@ -13,12 +13,6 @@ using namespace rdmasim::nic::test;
 
 namespace {
 
-class VanishedMemory final : public MemorySpace {
- public:
-  bool read(uint64_t, void*, size_t) override { return false; }
-  bool write(uint64_t, const void*, size_t) override { return false; }
-};
-
 struct Events {
   std::vector<AsyncEvent> list;
   explicit Events(Hca& h) {

@@ -262,27 +262,11 @@ TEST_CASE("rc: ACKs are coalesced every ack_every (16) packets and at the messag
   CHECK(p.a.hca->counters().tx_packets == 40);
 }
 
-namespace {
-// Local memory that counts the DMA writes reaching it.
-struct CountingMemory final : MemorySpace {
-  int writes = 0;
-  bool read(uint64_t addr, void* dst, size_t len) override {
-    std::memcpy(dst, reinterpret_cast<const void*>(addr), len);
-    return true;
-  }
-  bool write(uint64_t addr, const void* src, size_t len) override {
-    ++writes;
-    std::memcpy(reinterpret_cast<void*>(addr), src, len);
-    return true;
-  }
-};
-}  // namespace
-
 TEST_CASE("rc: a 64 KiB WRITE lands with one DMA write, also when a middle packet is lost") {
   Pair p;  // MTU 4096: 64 KiB is 16 packets
   auto src = pattern(65536, 9);
   std::vector<uint8_t> dst(65536, 0);
-  CountingMemory counting;
+  LocalMemory counting;  // counts the DMA writes reaching it
   auto ks = p.reg(p.a, src);
   MrKeys kd;
   const auto daddr = reinterpret_cast<uint64_t>(dst.data());

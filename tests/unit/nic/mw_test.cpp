@@ -75,12 +75,6 @@ struct MwPair {
   }
 };
 
-QpState state_of(Hca& h, uint32_t qpn) {
-  QpAttr a;
-  REQUIRE(h.query_qp(qpn, &a, nullptr) == 0);
-  return a.qp_state;
-}
-
 uint32_t with_variant(uint32_t key, uint8_t v) { return (key & ~0xffu) | v; }
 
 }  // namespace

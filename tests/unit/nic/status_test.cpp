@@ -14,14 +14,6 @@ using namespace rdmasim::nic::test;
 
 namespace {
 
-// Memory whose pages vanished after registration (the owning process unmapped them):
-// every DMA fails, as process_vm_readv does on a hole.
-class VanishedMemory final : public MemorySpace {
- public:
-  bool read(uint64_t, void*, size_t) override { return false; }
-  bool write(uint64_t, const void*, size_t) override { return false; }
-};
-
 constexpr uint32_t kAllAccess =
     kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic;
 
@@ -44,12 +36,6 @@ SendWr fadd_wr(std::vector<uint8_t>& local, uint32_t lkey, uint64_t remote, uint
   wr.rkey = rkey;
   wr.compare_add = 1;
   return wr;
-}
-
-QpState state_of(Hca& h, uint32_t qpn) {
-  QpAttr a;
-  REQUIRE(h.query_qp(qpn, &a, nullptr) == 0);
-  return a.qp_state;
 }
 
 }  // namespace

@@ -51,6 +51,20 @@ class TestWire final : public net::Transmitter {
   std::function<void()> ready_cb_;
 };
 
+// Memory whose pages vanished after registration (the owning process unmapped them):
+// every DMA fails, as process_vm_readv does on a hole.
+class VanishedMemory final : public MemorySpace {
+ public:
+  bool read(uint64_t, void*, size_t) override { return false; }
+  bool write(uint64_t, const void*, size_t) override { return false; }
+};
+
+inline QpState state_of(Hca& h, uint32_t qpn) {
+  QpAttr at;
+  REQUIRE(h.query_qp(qpn, &at, nullptr) == 0);
+  return at.qp_state;
+}
+
 struct TimedCompletion {
   Completion wc;
   Time at = 0;
@@ -182,11 +196,7 @@ struct PairBase {
   }
 
   // The state of `s`'s QP `qpn` (default: its first QP).
-  QpState state(Side& s, uint32_t qpn = 0) {
-    QpAttr at;
-    REQUIRE(s.hca->query_qp(qpn ? qpn : s.qpn, &at, nullptr) == 0);
-    return at.qp_state;
-  }
+  QpState state(Side& s, uint32_t qpn = 0) { return state_of(*s.hca, qpn ? qpn : s.qpn); }
 
   // Posts `wr` on `s`'s QP, runs the engine until idle and returns `s`'s completions.
   const std::vector<TimedCompletion>& post_and_run(Side& s, const SendWr& wr) {
