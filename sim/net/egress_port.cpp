@@ -31,6 +31,16 @@ void EgressPort::sample() {
   }
 }
 
+QueueSeries EgressPort::queue_series_now() const {
+  QueueSeries s = series_;
+  if (s.interval <= 0) return s;
+  std::array<uint32_t, 8> d{};
+  for (int c = 0; c < kNumClasses; ++c) d[c] = static_cast<uint32_t>(queued_bytes_[c]);
+  for (Time t = next_sample_; t <= engine_.now() && s.samples.size() < s.max_samples; t += s.interval)
+    s.samples.push_back(d);
+  return s;
+}
+
 void EgressPort::set_queue_sampling(Time interval, size_t max_samples) {
   series_ = QueueSeries{};
   series_.interval = std::max<Time>(0, interval);

@@ -177,6 +177,9 @@ class EgressPort {
   // Time class `cls` has spent paused since the start (pauses that overlap count once).
   Time paused_time(uint8_t cls) const;
   const QueueSeries& queue_series() const { return series_; }
+  // A copy filled up to now: the depth has not changed since the last stored sample was
+  // due (every change samples first), so the missing samples are today's depth.
+  QueueSeries queue_series_now() const;
   // Starts the queue-depth series now (replacing any earlier one): a sample of every
   // class's depth at each multiple of `interval` from now on (0 = off), up to `max_samples`.
   void set_queue_sampling(Time interval, size_t max_samples);

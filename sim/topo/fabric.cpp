@@ -52,7 +52,7 @@ json port_json(const net::EgressPort& port) {
     classes[std::to_string(k)] = cj;
   }
   j["classes"] = classes;
-  const net::QueueSeries& qs = port.queue_series();
+  const net::QueueSeries qs = port.queue_series_now();
   if (!qs.samples.empty()) {
     json samples = json::array();
     for (const auto& s : qs.samples) {

@@ -107,6 +107,14 @@ TEST_CASE("observe: the queue toward r in a 2:1 incast grows one packet per seri
   CHECK(c["queue_series"]["interval_ns"] == 100);
   CHECK(c["queue_series"]["total_bytes"].size() == qs.samples.size());
   CHECK(c["classes"]["0"]["queue_max_bytes"] == kN * W);
+  // Counters taken later (as the daemon's `rdmasim counters` does) are filled up to now
+  // without flush_series: the queue is empty, so the samples due since are 0.
+  e.schedule_at(us(100), [] {});
+  e.run();
+  const json later = f->counters()["sw0/2"]["queue_series"]["total_bytes"];
+  REQUIRE(later.size() == 1001);   // t = 0, 100 ns, ..., 100 us
+  CHECK(later[1000] == 0);
+  CHECK(later[static_cast<size_t>((t0 + T / 2) / kInterval) + 1] == W);   // first T: one waiting
 }
 
 TEST_CASE("observe: port selections and max_samples") {
