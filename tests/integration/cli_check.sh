@@ -146,6 +146,21 @@ for s in svgs:
 assert "<script" not in text
 print("report.html: 4 SVG plots, well-formed")
 PY
+# Each plot rendered by librsvg when rsvg-convert is installed (a PNG with the plot's size).
+if command -v rsvg-convert >/dev/null; then
+  python3 - "$html" "$dir" <<'PY' || bad "an SVG plot does not render"
+import re, subprocess, sys
+svgs = re.findall(r"<svg.*?</svg>", open(sys.argv[1], encoding="utf-8").read(), re.S)
+for i, s in enumerate(svgs):
+    png = subprocess.run(["rsvg-convert"], input=s.encode(), capture_output=True, check=True).stdout
+    assert png[:8] == b"\x89PNG\r\n\x1a\n", f"plot {i}: not a PNG"
+    w, h = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert (w, h) == (760, 320), f"plot {i}: {w}x{h}"
+print(f"ok: rsvg-convert renders the {len(svgs)} plots")
+PY
+else
+  echo "skip: no rsvg-convert to render the plots"
+fi
 chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 if [ -n "$chrome" ]; then
   timeout 60 "$chrome" --headless --no-sandbox --disable-gpu --dump-dom "file://$html" >"$dir/dom.html" 2>/dev/null \
