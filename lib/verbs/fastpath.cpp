@@ -40,11 +40,12 @@ int encode_bind(ipc::SqWqe& w, const ibv_mw* mw, uint32_t rkey, const ibv_mw_bin
   return 0;
 }
 
-// SEND_WITH_INV: an RC opcode here, and not on iWARP (hca.cpp post_send says why).
-bool send_inv_ok(const Qp& q) {
-  return q.qpx.qp_base.qp_type == IBV_QPT_RC &&
-         !(q.ctx->device && q.ctx->device->info.transport_type == IBV_TRANSPORT_IWARP);
+bool on_iwarp(const Qp& q) {
+  return q.ctx->device && q.ctx->device->info.transport_type == IBV_TRANSPORT_IWARP;
 }
+
+// SEND_WITH_INV: an RC opcode here, and not on iWARP (hca.cpp post_send says why).
+bool send_inv_ok(const Qp& q) { return q.qpx.qp_base.qp_type == IBV_QPT_RC && !on_iwarp(q); }
 
 // Fills `w` from `wr`; returns 0 or EINVAL (EOPNOTSUPP for a bind mlx5 cannot do).
 int encode_send(Qp& q, const ibv_send_wr& wr, ipc::SqWqe& w) {
@@ -89,7 +90,7 @@ int encode_send(Qp& q, const ibv_send_wr& wr, ipc::SqWqe& w) {
   // iWARP providers refuse at post what RDMAP (RFC 5040) cannot carry: atomics (atomic_cap
   // NONE; libcxgb4 and siw return EINVAL), immediate data, and a READ into more than one SGE
   // (one sink STag per Read Request; max_sge_rd 1).
-  if (q.ibv()->context->device->transport_type == IBV_TRANSPORT_IWARP &&
+  if (on_iwarp(q) &&
       (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
        wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM || wr.opcode == IBV_WR_SEND_WITH_IMM ||
        (wr.opcode == IBV_WR_RDMA_READ && wr.num_sge > 1)))

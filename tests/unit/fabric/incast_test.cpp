@@ -1,6 +1,9 @@
 // 15:1 incast over a star: lossless with PFC, lossy without, lossless with IB credits.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <string>
+
 #include "tests/unit/fabric/incast.h"
 
 using namespace rdmasim;
@@ -97,5 +100,26 @@ TEST_CASE("incast: 15:1 on InfiniBand is lossless through credits alone") {
       if (cls.contains("credits_available_bytes")) CHECK(cls["credits_available_bytes"].get<int64_t>() >= 0);
   }
   CHECK(drops == 0);
+  CHECK(utilization(r) >= 0.99);
+}
+
+TEST_CASE("incast: the shipped configs/star_roce.json is lossless under the 15:1 incast") {
+  // Why no drop can happen: headroom "auto" per port is 2 x 400 ns x 12.5 GB/s (10000 B)
+  // + 2 frames of 4178 B + the 84 B PFC frame + 802.1Qbb's 201728-bit response at 100 Gb/s
+  // (25216 B) = 43656 B, reserved for 16 ports x 8 classes (5.6 MB) out of the 16 MiB
+  // buffer. The egress queue then holds at most 15 x (256 KiB XOFF + 4178 B + 43656 B) =
+  // 4.7 MB, below both the 16 MiB class limit and the 10.4 MiB left in the pool.
+  std::ifstream in(std::string(RDMASIM_SOURCE_DIR) + "/configs/star_roce.json");
+  REQUIRE(in.good());
+  const json cfg = json::parse(in);
+  const test::IncastResult r = test::run_incast(cfg, kBytes);
+  CHECK(r.rx_packets == r.sent_packets);
+  uint64_t drops = 0, pauses = 0;
+  for (int p = 0; p < 16; ++p) {
+    drops += r.counters["sw0/" + std::to_string(p)]["drops"].get<uint64_t>();
+    pauses += r.counters["sw0/" + std::to_string(p)]["pauses_sent"].get<uint64_t>();
+  }
+  CHECK(drops == 0);
+  CHECK(pauses > 0);  // 15 x 2 MiB into one port: the XOFF is reached
   CHECK(utilization(r) >= 0.99);
 }
