@@ -330,19 +330,22 @@ void EgressPort::try_start() {
     queued_bytes_[c] -= on_wire_->wire_bytes;
     if (credits_enabled_) credit_sent_[c] += on_wire_->wire_bytes;
   }
-  if (dequeue_hook_) dequeue_hook_(*on_wire_);
   // Cut-through: the packet cannot finish leaving before its last bit has arrived.
   const Time now = engine_.now();
   const Time end = std::max(now + tx_time(config_.rate, on_wire_->wire_bytes), on_wire_->last_bit_at);
   wire_bytes_on_wire_ = on_wire_->wire_bytes;
   kind_on_wire_ = on_wire_->kind;
   class_on_wire_ = q ? on_wire_->priority & 7 : on_wire_->vl & 7;
+  // The port is busy from here on: the dequeue hook may enqueue onto this same port (a
+  // switch returning IB credit or sending XON to the port a packet came in on, as for a
+  // host sending to itself), and that packet must wait behind this one.
+  tx_done_ = engine_.schedule_at(end, [this] { tx_done(); });
+  if (dequeue_hook_) dequeue_hook_(*on_wire_);
   if (early_handoff_) {
     on_wire_->last_bit_at = end + handoff_latency_;
     if (tap_) tap_->on_transmit(*on_wire_, end);  // stamped when its last bit leaves, as below
     if (sink_) sink_(std::move(on_wire_));
   }
-  tx_done_ = engine_.schedule_at(end, [this] { tx_done(); });
 }
 
 void EgressPort::tx_done() {

@@ -219,9 +219,10 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
   if (op == 0x0c || op == 0x13 || op == 0x14) {
     if (!rc) return;
     // Responder resources: a requester with more READ/atomic requests outstanding than the
-    // max_dest_rd_atomic it was told about breaks the protocol. IBTA 9.7.5.1.x/C9-?: this is
-    // an Invalid Request (class C: NAK, responder QP to ERR); rxe does the same
-    // (RESPST_ERR_TOO_MANY_RDMA_ATM_REQ), and mlx5 fails such operations too.
+    // max_dest_rd_atomic it was told about breaks the protocol. Treated as an Invalid
+    // Request (class C: NAK, responder QP to ERR) as rxe does (RESPST_ERR_TOO_MANY_RDMA_ATM_REQ);
+    // mlx5 fails such operations too. The IBTA compliance statement for it (chapter 9,
+    // responder resources) could not be quoted from the sources at hand.
     if (qp.rd_atomic_held.size() >= qp.attr.max_dest_rd_atomic) {
       fatal_nak(kNakInvReq);
       return;
