@@ -127,7 +127,11 @@ void Switch::forward(PacketPtr pkt) {
   const uint32_t bytes = pkt->wire_bytes;
   // A dropped packet leaves the buffer at once. A packet in PFC headroom is held in the
   // headroom reserve, not the shared pool.
-  const bool shared = config_.buffer.total_bytes && !pkt->in_headroom;
+  // On InfiniBand the packet is still in its ingress (port, VL) buffer, which the upstream's
+  // credits already bound: an IB switch never drops for want of space, so neither the
+  // egress class limit nor a shared pool applies.
+  const bool ib = config_.ib_vl_buffer_bytes != 0;
+  const bool shared = config_.buffer.total_bytes && !pkt->in_headroom && !ib;
   const bool in_headroom = pkt->in_headroom;
   if (shared && !admit(out, cls, bytes)) {
     PortCounters& c = ports_[out]->egress->counters();
@@ -137,7 +141,7 @@ void Switch::forward(PacketPtr pkt) {
     release(ingress, in_cls, bytes, in_headroom);
     return;
   }
-  if (!ports_[out]->egress->enqueue(std::move(pkt))) {
+  if (!ports_[out]->egress->enqueue(std::move(pkt), /*ignore_limit=*/ib)) {
     release(ingress, in_cls, bytes, in_headroom);
     return;
   }

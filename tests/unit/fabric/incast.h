@@ -3,6 +3,7 @@
 // fabric benchmark.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -46,9 +47,12 @@ class IncastSink : public net::Node {
 };
 
 // 16 hosts on one switch; hosts 1..15 each send `bytes` in 4096 B packets to host 16.
-inline IncastResult run_incast(const nlohmann::json& config, uint64_t bytes, uint32_t mtu = 4096) {
+// `setup` (optional) sees the built fabric before the run, e.g. to set taps.
+inline IncastResult run_incast(const nlohmann::json& config, uint64_t bytes, uint32_t mtu = 4096,
+                               const std::function<void(topo::Fabric&)>& setup = {}) {
   Engine e(1);
   auto f = topo::Fabric::build(e, config);
+  if (setup) setup(*f);
   IncastResult r;
   const size_t n = f->nics().size();
   IncastSink sink(e, r, bytes);
