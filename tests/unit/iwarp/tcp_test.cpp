@@ -2,6 +2,7 @@
 // RFC formula written beside it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "sim/nic/iwarp_tcp.h"
@@ -53,6 +54,56 @@ TEST_CASE("tcp: slow start doubles cwnd every round trip") {
     expect *= 2;
   }
   CHECK(t.cwnd() == 64 * kMss);
+}
+
+TEST_CASE("tcp: congestion avoidance above ssthresh grows cwnd by about one MSS per round trip") {
+  TcpConfig c = small_config();
+  c.init_cwnd_segments = 20;
+  TcpConnection t(c, kIsn, kPeerIsn);
+  fill(t, 1000);  // more than the 20 + 30 rounds of at most 40 segments send
+  CHECK(send_all(t, 0) == 20);
+  // The first segment is lost: three duplicate ACKs of the ISN start fast retransmit with
+  // ssthresh = max(FlightSize / 2, 2 SMSS) = 10 SMSS (RFC 5681 3.2 (2)); the full ACK of the
+  // 20 segments ends recovery with cwnd = ssthresh (RFC 6582 step 6, option 2).
+  for (int i = 0; i < 3; ++i) t.on_ack(kIsn, 1 << 24, false, false, us(10));
+  REQUIRE(t.in_recovery());
+  REQUIRE(t.next_segment(us(10)));  // the retransmission
+  t.on_ack(kIsn + 20 * kMss, 1 << 24, false, false, us(20));
+  REQUIRE_FALSE(t.in_recovery());
+  const uint32_t ssthresh = 10 * kMss;
+  CHECK(t.ssthresh() == ssthresh);
+  CHECK(t.cwnd() == ssthresh);
+  // From here cwnd >= ssthresh: congestion avoidance. RFC 5681 3.1 (3): each ACK adds
+  // SMSS * SMSS / cwnd (integer bytes, rounded up to 1 byte if it yields 0). A round trip
+  // sends n = floor(cwnd0 / SMSS) segments (the window is full) and returns n ACKs; while they
+  // arrive cwnd stays within [cwnd0, cwnd0 + SMSS], so the round's growth G obeys
+  //   n * (floor(SMSS^2 / (cwnd0 + SMSS))) <= G <= n * SMSS^2 / cwnd0 <= SMSS
+  // (about one SMSS per RTT), where slow start would have added n * SMSS.
+  Time now = us(20);
+  uint32_t ack = t.snd_una();
+  uint32_t expect = t.cwnd();
+  constexpr int kRounds = 30;
+  for (int round = 0; round < kRounds; ++round) {
+    const uint32_t cwnd0 = t.cwnd();
+    const uint32_t n = cwnd0 / kMss;
+    CHECK(send_all(t, now) == static_cast<int>(n));
+    now += us(10);
+    for (uint32_t i = 0; i < n; ++i) {
+      t.on_ack(ack += kMss, 1 << 24, false, false, now);
+      expect += std::max<uint32_t>(1, kMss * kMss / expect);  // (3), per ACK
+    }
+    CHECK(t.cwnd() == expect);
+    const uint32_t growth = t.cwnd() - cwnd0;
+    CHECK(growth >= n * (kMss * kMss / (cwnd0 + kMss)));
+    CHECK(growth <= kMss);
+    CHECK(t.ssthresh() == ssthresh);  // no loss, no ECN: ssthresh stays
+  }
+  // Over 30 round trips cwnd stays within [10, 40] SMSS; there the lower bound above is
+  // smallest just under a multiple of SMSS at the low end: cwnd0 = 10999 gives
+  // 10 * floor(10^6 / 11999) = 830 B. So 30 rounds add between 30 * 830 B and 30 SMSS
+  // (slow start would have gone past 2^30 bytes).
+  CHECK(t.cwnd() <= ssthresh + kRounds * kMss);
+  CHECK(t.cwnd() >= ssthresh + kRounds * 830);
 }
 
 TEST_CASE("tcp: the third duplicate ACK triggers fast retransmit and NewReno recovery") {
