@@ -102,7 +102,7 @@ EgressPort::~EgressPort() {
 }
 
 bool EgressPort::should_mark(uint8_t cls) {
-  const EcnConfig& e = config_.ecn;
+  const EcnConfig& e = config_.ecn[cls];
   const uint64_t q = queued_bytes_[cls];
   if (q <= e.kmin_bytes) return false;
   if (q >= e.kmax_bytes) return true;
@@ -133,7 +133,7 @@ bool EgressPort::enqueue(PacketPtr pkt, bool ignore_limit) {
     counters_.drop_bytes += pkt->wire_bytes;
     return false;
   }
-  if (config_.ecn.enabled && pkt->ect && !pkt->ce && should_mark(cls)) {
+  if (config_.ecn[cls].enabled && pkt->ect && !pkt->ce && should_mark(cls)) {
     pkt->ce = true;
     ++counters_.ecn_marked;
     ++counters_.ecn_marked_per_class[cls];

@@ -77,7 +77,9 @@ IbVlConfig default_ib_vls(uint8_t data_vls = 8);
 struct EgressConfig {
   Rate rate = Rate::gbps(100);
   uint64_t class_limit_bytes = 1 << 20;   // per traffic class; beyond it enqueue() drops
-  EcnConfig ecn;
+  // Per traffic class (the egress queue's class; on InfiniBand its VL): each class marks
+  // on its own queue with its own thresholds, or not at all when its `enabled` is false.
+  std::array<EcnConfig, kNumClasses> ecn{};
   // 0 = strict priority (the default for every class). Classes with weight w > 0 share what
   // the strict classes leave by deficit weighted round robin, w * kDwrrQuantumUnit bytes a round.
   std::array<uint32_t, 8> dwrr_weights{};

@@ -308,6 +308,64 @@ void read_nic_params(ConfigReader& r, const json& j, const std::string& path, bo
     "ib_vl_buffer_kb", "cut_through", "cut_through_header_bytes", "buffer", "vls", "ingress_arbitration"
 #define RDMASIM_LINK_KEYS "rate_gbps", "latency_ns", "loss_rate", "ber", "schedule"
 
+// `classes` of object `e` at `path`: a list of 1..8 distinct traffic classes as a bit mask;
+// `dflt` when absent.
+uint8_t read_class_mask(ConfigReader& r, const json& e, const std::string& path, uint8_t dflt) {
+  if (!e.contains("classes")) return dflt;
+  const json& a = e["classes"];
+  const std::string cp = join(path, "classes");
+  if (!a.is_array() || a.empty() || a.size() > 8) {
+    r.error(cp, a, "is not a list of classes", "1 to 8 distinct traffic classes 0..7");
+    return dflt;
+  }
+  uint8_t mask = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].is_number_integer() || a[i].get<int64_t>() < 0 || a[i].get<int64_t>() > 7)
+      r.error(index(cp, i), a[i], "is not a traffic class", "an integer 0..7");
+    else if (mask & (1u << a[i].get<int64_t>()))
+      r.error(index(cp, i), a[i], "is a duplicate", "distinct traffic classes");
+    else
+      mask |= static_cast<uint8_t>(1u << a[i].get<int64_t>());
+  }
+  return mask;
+}
+
+// The RED ramp keys of `e` (kmin_kb, kmax_kb, pmax) over `c`.
+void read_ecn_ramp(ConfigReader& r, const json& e, const std::string& p, net::EcnConfig& c) {
+  c.kmin_bytes = 1024 * static_cast<uint64_t>(r.integer(
+      e, "kmin_kb", p, static_cast<int64_t>(c.kmin_bytes / 1024), 0, 1 << 30, "a size in KiB >= 0"));
+  c.kmax_bytes = 1024 * static_cast<uint64_t>(r.integer(
+      e, "kmax_kb", p, static_cast<int64_t>(c.kmax_bytes / 1024), 0, 1 << 30, "a size in KiB >= 0"));
+  c.pmax = r.number(e, "pmax", p, c.pmax, 0, false, 1, "a probability in [0, 1]");
+  if (c.kmax_bytes < c.kmin_bytes)
+    r.error(join(p, "kmax_kb"), json(c.kmax_bytes / 1024), "is below kmin_kb", "kmax_kb >= kmin_kb");
+}
+
+// A switch's `ecn` object: one ramp for every class in `classes` (default all), and
+// `per_class` {"3": {...}} overriding a class's ramp or `enabled`.
+void read_ecn(ConfigReader& r, const json& e, const std::string& p, std::array<net::EcnConfig, 8>& out) {
+  if (!r.object(e, p, {"enabled", "kmin_kb", "kmax_kb", "pmax", "classes", "per_class"})) return;
+  net::EcnConfig base = out[0];
+  base.enabled = r.boolean(e, "enabled", p, true);
+  read_ecn_ramp(r, e, p, base);
+  const uint8_t mask = read_class_mask(r, e, p, 0xff);
+  for (int c = 0; c < 8; ++c) {
+    out[c] = base;
+    out[c].enabled = base.enabled && (mask >> c & 1);
+  }
+  if (!e.contains("per_class")) return;
+  const std::string pp = join(p, "per_class");
+  const json& pc = e["per_class"];
+  if (!r.object(pc, pp, {"0", "1", "2", "3", "4", "5", "6", "7"})) return;
+  for (const auto& [k, v] : pc.items()) {
+    const int c = k[0] - '0';
+    const std::string kp = join(pp, k);
+    if (!r.object(v, kp, {"enabled", "kmin_kb", "kmax_kb", "pmax"})) continue;
+    out[c].enabled = r.boolean(v, "enabled", kp, base.enabled);
+    read_ecn_ramp(r, v, kp, out[c]);
+  }
+}
+
 void read_switch_params(ConfigReader& r, const json& j, const std::string& path, bool ib,
                         net::SwitchConfig& s) {
   s.forwarding_latency = ns(r.integer(j, "forwarding_latency_ns", path,
@@ -333,21 +391,7 @@ void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
   s.ib_vl_buffer_bytes = 1024 * static_cast<uint32_t>(r.integer(
       j, "ib_vl_buffer_kb", path, s.ib_vl_buffer_bytes / 1024, 1, 1 << 20,
       "an InfiniBand receive buffer per VL in KiB >= 1"));
-  if (j.contains("ecn")) {
-    const std::string p = join(path, "ecn");
-    const json& e = j["ecn"];
-    if (r.object(e, p, {"enabled", "kmin_kb", "kmax_kb", "pmax"})) {
-      net::EcnConfig& c = s.egress.ecn;
-      c.enabled = r.boolean(e, "enabled", p, true);
-      c.kmin_bytes = 1024 * static_cast<uint64_t>(r.integer(
-          e, "kmin_kb", p, static_cast<int64_t>(c.kmin_bytes / 1024), 0, 1 << 30, "a size in KiB >= 0"));
-      c.kmax_bytes = 1024 * static_cast<uint64_t>(r.integer(
-          e, "kmax_kb", p, static_cast<int64_t>(c.kmax_bytes / 1024), 0, 1 << 30, "a size in KiB >= 0"));
-      c.pmax = r.number(e, "pmax", p, c.pmax, 0, false, 1, "a probability in [0, 1]");
-      if (c.kmax_bytes < c.kmin_bytes)
-        r.error(join(p, "kmax_kb"), json(c.kmax_bytes / 1024), "is below kmin_kb", "kmax_kb >= kmin_kb");
-    }
-  }
+  if (j.contains("ecn")) read_ecn(r, j["ecn"], join(path, "ecn"), s.egress.ecn);
   if (j.contains("buffer")) {
     const std::string p = join(path, "buffer");
     const json& e = j["buffer"];
@@ -396,24 +440,7 @@ void read_switch_params(ConfigReader& r, const json& j, const std::string& path,
           r.error(join(p, "headroom_kb"), h, "is not a headroom", expected);
         }
       }
-      if (e.contains("classes")) {
-        const json& a = e["classes"];
-        const std::string cp = join(p, "classes");
-        if (!a.is_array() || a.empty() || a.size() > 8) {
-          r.error(cp, a, "is not a list of classes", "1 to 8 distinct traffic classes 0..7");
-        } else {
-          uint8_t mask = 0;
-          for (size_t i = 0; i < a.size(); ++i) {
-            if (!a[i].is_number_integer() || a[i].get<int64_t>() < 0 || a[i].get<int64_t>() > 7)
-              r.error(index(cp, i), a[i], "is not a traffic class", "an integer 0..7");
-            else if (mask & (1u << a[i].get<int64_t>()))
-              r.error(index(cp, i), a[i], "is a duplicate", "distinct traffic classes");
-            else
-              mask |= static_cast<uint8_t>(1u << a[i].get<int64_t>());
-          }
-          c.class_mask = mask;
-        }
-      }
+      c.class_mask = read_class_mask(r, e, p, c.class_mask);
     }
   }
 }

@@ -78,7 +78,7 @@ TEST_CASE("egress: XON (0 quanta) resumes a paused class at once") {
 TEST_CASE("egress: ECN marks everything above Kmax and nothing below Kmin") {
   Engine e;
   EgressConfig cfg{.rate = Rate::gbps(100)};
-  cfg.ecn = EcnConfig{.enabled = true, .kmin_bytes = 5'000, .kmax_bytes = 10'000, .pmax = 0.5};
+  cfg.ecn[0] = EcnConfig{.enabled = true, .kmin_bytes = 5'000, .kmax_bytes = 10'000, .pmax = 0.5};
   EgressPort port(e, cfg);
   test::Recorder rx(e);
   LinkDirection link(e, port, rx, 0, 0);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/topo/fabric.h"
+#include "sim/topo/fabric_spec.h"
 #include "tests/unit/topo/helpers.h"
 
 using namespace rdmasim;
@@ -102,4 +103,32 @@ TEST_CASE("config: ECN thresholds out of order are an error") {
   CHECK(first_error(c) == "fabric.switch.ecn.kmax_kb: 50 is below kmin_kb; expected kmax_kb >= kmin_kb");
   c["switch"] = {{"ecn", {{"pmax", 1.5}}}};
   CHECK(first_error(c) == "fabric.switch.ecn.pmax: 1.5 is out of range; expected a probability in [0, 1]");
+}
+
+TEST_CASE("config: ECN per class — classes that mark, and per_class ramps") {
+  // A RoCE deployment marks only its RoCE class (3 here) and gives it its own ramp; the
+  // others keep the object's ramp (or, absent from `classes`, do not mark).
+  json c = topo::default_fabric_config();
+  c["switch"] = {{"ecn", {{"kmin_kb", 10}, {"kmax_kb", 100}, {"pmax", 0.1}, {"classes", {3, 4}},
+                          {"per_class", {{"3", {{"kmin_kb", 50}, {"kmax_kb", 400}, {"pmax", 0.2}}}}}}}};
+  CHECK(first_error(c) == "");
+  const topo::FabricSpec s = topo::parse_fabric(c);
+  const auto& ecn = s.switches.at(0).egress.ecn;
+  CHECK_FALSE(ecn[0].enabled);
+  CHECK(ecn[3].enabled);
+  CHECK(ecn[3].kmin_bytes == 50 * 1024);
+  CHECK(ecn[3].kmax_bytes == 400 * 1024);
+  CHECK(ecn[3].pmax == 0.2);
+  CHECK(ecn[4].enabled);
+  CHECK(ecn[4].kmin_bytes == 10 * 1024);
+  CHECK(ecn[4].kmax_bytes == 100 * 1024);
+  CHECK(ecn[4].pmax == 0.1);
+  // Errors name the path.
+  c["switch"]["ecn"]["per_class"] = {{"9", {{"pmax", 0.5}}}};
+  CHECK(has_error(c, "fabric.switch.ecn.per_class.9: unknown key; expected one of"));
+  c["switch"]["ecn"]["per_class"] = {{"3", {{"kmin_kb", 50}, {"kmax_kb", 20}}}};
+  CHECK(first_error(c) == "fabric.switch.ecn.per_class.3.kmax_kb: 20 is below kmin_kb; expected kmax_kb >= kmin_kb");
+  c["switch"]["ecn"]["per_class"] = json::object();
+  c["switch"]["ecn"]["classes"] = {3, 3};
+  CHECK(first_error(c) == "fabric.switch.ecn.classes[1]: 3 is a duplicate; expected distinct traffic classes");
 }
