@@ -297,8 +297,10 @@ void check_incast(const IncastOutputs& o, net::LinkLayer ll) {
   CHECK(util >= 0.99);
   // Fair share: 1/15 of the bottleneck's payload rate, 100 Gb/s x 4096 / wire bytes, over the
   // interval when all 15 run (after the last first byte, before the first finish), from
-  // the 1 us goodput bins. Measured: within 1.1% on RoCE with PFC (FIFO egress and per-ingress
-  // XOFF/XON), 0.2% on IB; the 1% holds on IB and is checked at 1.5% on RoCE.
+  // the 1 us goodput bins, within the 1%. On RoCE the shipped study's switch serves
+  // the ingress ports round robin ("ingress_arbitration"), so two senders differ by about a
+  // packet at any time; with a FIFO egress a resumed ingress's whole PFC burst (~13 packets)
+  // enters at once and the 1% does not hold (measured 1.1-1.2%, see tests/unit/fabric).
   const double fair = 100.0 * 4096 / wire / 15;
   size_t b0 = 0, b1 = 0;
   for (const json& f : o.flows) b0 = std::max(b0, static_cast<size_t>(f["first_byte_ns"].get<double>() / 1000) + 2);
@@ -314,7 +316,7 @@ void check_incast(const IncastOutputs& o, net::LinkLayer ll) {
     worst = std::max(worst, std::abs(mean - fair) / fair);
   }
   MESSAGE("worst deviation from the fair share " << worst * 100 << "%, aggregate " << sum << " Gb/s");
-  CHECK(worst <= (ll == net::LinkLayer::InfiniBand ? 0.01 : 0.015));
+  CHECK(worst <= 0.01);
   CHECK(sum >= 0.99 * 15 * fair);
   // queues.csv: sw0/15's depth was sampled (only sw0's ports were selected) and peaked.
   REQUIRE(o.queues.size() > 1);
