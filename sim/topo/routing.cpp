@@ -132,6 +132,9 @@ RouteTable compute_routes(const FabricSpec& spec) {
     for (size_t sw : order) relax(n + sw);
     for (size_t src = 0; src < n; ++src) {
       if (src != dst) relax(src);
+      // Two NICs cabled to each other (back to back) need no switch and no route.
+      for (auto [w, l] : g.adj[src])
+        if (w == dst) full[src] = std::min<size_t>(full[src], 1);
       rt.reachable[src][dst] = src == dst || full[src] != kInf;
     }
     for (size_t sw = 0; sw < s; ++sw) {

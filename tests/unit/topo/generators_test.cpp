@@ -21,11 +21,19 @@ json topo_of(json t) { return json{{"topology", std::move(t)}}; }
 }  // namespace
 
 TEST_CASE("generators: every shipped config passes --check with the summary its shape implies") {
+  // back to back: 2 hosts cabled to each other, no switch, 1 link (on IB too: no route is
+  // needed between two adjacent HCAs).
+  CHECK(topo::Fabric::check(load("back_to_back_roce.json")) ==
+        "2 hosts, 0 switches, 1 link, RoCEv2 100 Gb/s, MTU 4096, back_to_back");
+  CHECK(topo::Fabric::check(load("back_to_back_ib.json")) ==
+        "2 hosts, 0 switches, 1 link, InfiniBand 100 Gb/s, MTU 4096, back_to_back, up-down routing");
   // star: N hosts, 1 switch, N links.
   CHECK(topo::Fabric::check(load("star_roce.json")) ==
         "16 hosts, 1 switch, 16 links, RoCEv2 100 Gb/s, MTU 4096, star");
   CHECK(topo::Fabric::check(load("star_ib.json")) ==
         "16 hosts, 1 switch, 16 links, InfiniBand 100 Gb/s, MTU 4096, star, up-down routing");
+  CHECK(topo::Fabric::check(load("star_iwarp.json")) ==
+        "16 hosts, 1 switch, 16 links, iWARP 100 Gb/s, MTU 1500, star");
   // dumbbell: 2N hosts, 2 switches, 2N host links + the bottleneck.
   CHECK(topo::Fabric::check(load("dumbbell_roce.json")) ==
         "8 hosts, 2 switches, 9 links, RoCEv2 100 Gb/s, MTU 4096, dumbbell 4+4");
