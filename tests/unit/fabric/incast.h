@@ -19,7 +19,7 @@ struct IncastResult {
   std::map<net::Address, uint64_t> bytes_by_src;       // delivered to the receiver
   std::map<net::Address, uint64_t> bytes_at_first_end; // delivered when the first sender completed
   Time first_arrival = -1, last_arrival = 0, first_sender_done = 0;
-  uint64_t rx_bytes = 0, rx_packets = 0, sent_packets = 0;
+  uint64_t rx_bytes = 0, rx_packets = 0, sent_packets = 0, ce_packets = 0;
   nlohmann::json counters;
   uint64_t events = 0;
 };
@@ -32,6 +32,7 @@ class IncastSink : public net::Node {
     r_.last_arrival = e_.now();
     r_.rx_bytes += pkt->wire_bytes;
     ++r_.rx_packets;
+    r_.ce_packets += pkt->ce;
     uint64_t& b = r_.bytes_by_src[pkt->src];
     b += pkt->payload_len;
     if (b >= per_sender_ && r_.first_sender_done == 0) {
@@ -65,6 +66,7 @@ inline IncastResult run_incast(const nlohmann::json& config, uint64_t bytes, uin
       p->src = f->nics()[s].address;
       p->dst = f->nics()[n - 1].address;
       p->payload_len = static_cast<uint32_t>(std::min<uint64_t>(mtu, bytes - off));
+      p->ect = true;  // ECN-capable, as RoCEv2 NICs send
       p->wire_bytes = net::base_wire_bytes(ll, p->payload_len);
       f->nic_port(s).send(std::move(p));
       ++r.sent_packets;

@@ -54,6 +54,20 @@ TEST_CASE("incast: 15:1 with PFC is lossless, pauses upstream, keeps the bottlen
   CHECK(pauses > 0);
   CHECK(r.counters["host1/mlx5_0"]["pauses_received"].get<uint64_t>() > 0);
   CHECK(utilization(r) >= 0.99);
+  // Per class: every pause was for class 0 (the only class used), and each sender spent
+  // part of the run paused but never more than all of it.
+  uint64_t class0_pauses = 0;
+  for (int p = 0; p < 16; ++p) class0_pauses += r.counters["sw0/" + std::to_string(p)]["classes"]["0"]["pauses_sent"].get<uint64_t>();
+  CHECK(class0_pauses == pauses);
+  const double run_ns = to_ns(r.last_arrival);
+  for (int h = 1; h <= 15; ++h) {
+    const double paused = r.counters["host" + std::to_string(h) + "/mlx5_0"]["classes"]["0"]["paused_ns"].get<double>();
+    CHECK(paused > 0);
+    CHECK(paused <= run_ns);
+  }
+  // 15 senders share one port: each may send 1/15 of the time, so it spends most of the
+  // run paused; at least half of the span to the first sender's end is a safe lower bound.
+  CHECK(r.counters["host1/mlx5_0"]["classes"]["0"]["paused_ns"].get<double>() >= 0.5 * to_ns(r.first_sender_done));
   // 1% (the issue's target): with "round_robin" the switch serves the ingress ports of one
   // egress class in turn, one packet each, so at any instant two senders differ by about one packet
   // (4 KiB of ~2 MiB, 0.2%). Measured worst: 0.18%.
@@ -162,4 +176,21 @@ TEST_CASE("incast: the shipped configs/star_ib.json is lossless under the 15:1 i
   // The switch's port to host16 held more than 1 MiB at its peak: the case above is real.
   CHECK(r.counters["sw0/15"]["classes"]["0"]["queue_max_bytes"].get<uint64_t>() > 1024 * 1024);
   CHECK(utilization(r) >= 0.99);
+}
+
+TEST_CASE("incast: ECN marks counted at the switch are the CE packets the receiver gets") {
+  // The 15:1 incast with PFC and the DCQCN paper's RED ramp (5 KB / 200 KB / 1%) on the
+  // egress: the queue toward host16 sits far above Kmax, so marks happen; every mark the
+  // port counts (total and class 0) arrives as CE, and no other port marks (the others
+  // carry only pause frames).
+  const json cfg = test::incast_star({{"queue_kb", 4096},
+                                      {"pfc", {{"xoff_kb", 64}, {"xon_kb", 32}}},
+                                      {"ecn", {{"kmin_kb", 5}, {"kmax_kb", 200}, {"pmax", 0.01}}}});
+  const test::IncastResult r = test::run_incast(cfg, kBytes);
+  CHECK(r.rx_packets == r.sent_packets);
+  const json& port = r.counters["sw0/15"];
+  CHECK(r.ce_packets > 0);
+  CHECK(port["ecn_marked"].get<uint64_t>() == r.ce_packets);
+  CHECK(port["classes"]["0"]["ecn_marked"].get<uint64_t>() == r.ce_packets);
+  for (int p = 0; p < 15; ++p) CHECK(r.counters["sw0/" + std::to_string(p)]["ecn_marked"].get<uint64_t>() == 0);
 }

@@ -43,9 +43,14 @@ class Done : public net::Node {
   Engine& e_;
 };
 
+struct VictimRun {
+  Time done = 0;   // when the victim's last byte arrived
+  json counters;   // the fabric's, at the end
+};
+
 // The time the victim v -> u (512 KiB, priority `victim_prio`) completes, with or without
 // the incast h1, l1, l2, l3 -> r (2 MiB each, priority 0) running at the same time.
-Time victim_time(bool incast, uint8_t victim_prio) {
+VictimRun victim_run(bool incast, uint8_t victim_prio) {
   Engine e;
   auto f = topo::Fabric::build(e, victim_fabric());
   std::vector<std::unique_ptr<Done>> sinks;
@@ -70,8 +75,10 @@ Time victim_time(bool incast, uint8_t victim_prio) {
   e.run();
   const net::Address v = f->nics()[1].address;
   REQUIRE(sinks[6]->bytes[v] == 512 * 1024);
-  return sinks[6]->last[v];
+  return {sinks[6]->last[v], f->counters()};
 }
+
+Time victim_time(bool incast, uint8_t victim_prio) { return victim_run(incast, victim_prio).done; }
 
 }  // namespace
 
@@ -84,8 +91,18 @@ TEST_CASE("pfc: a victim flow behind a paused upstream link is slowed; in anothe
   // Same priority: r's port at sw1 is shared by 4 senders, so sw1 pauses sw0's uplink for
   // class 0, and v's packets wait in sw0's paused class-0 queue behind h1's: the uplink
   // carries class 0 at about r's quarter share, so v takes several times longer.
-  const Time same = victim_time(true, 0);
+  const VictimRun same_run = victim_run(true, 0);
+  const Time same = same_run.done;
   CHECK(same > 2 * alone);
+  // The pause travels two hops upstream. Switch ports are numbered in link order: sw1's
+  // port 5 and sw0's port 2 are the inter-switch link, sw0's port 0 faces h1.
+  const json& c = same_run.counters;
+  CHECK(c["sw1/5"]["pauses_sent"].get<uint64_t>() > 0);      // sw1 pauses sw0's uplink
+  CHECK(c["sw0/2"]["pauses_received"].get<uint64_t>() > 0);  // ... which honours it
+  CHECK(c["sw0/2"]["classes"]["0"]["paused_ns"].get<double>() > 0);
+  CHECK(c["sw0/0"]["pauses_sent"].get<uint64_t>() > 0);      // sw0's ingress from h1 fills: h1 paused
+  CHECK(c["h1/mlx5_0"]["pauses_received"].get<uint64_t>() > 0);
+  CHECK(c["v/mlx5_0"]["pauses_received"].get<uint64_t>() > 0);      // the victim's host too (same class)
   // Priority 3: its own queue at sw0, never paused, and strict priority over class 0.
   const Time other = victim_time(true, 3);
   CHECK(other <= alone + alone / 20);

@@ -152,3 +152,28 @@ TEST_CASE("egress: strict classes (weight 0) go before DWRR classes of any numbe
   CHECK(rx.arrivals[1].pkt->id == 3);
   CHECK(rx.arrivals[2].pkt->id == 2);
 }
+
+TEST_CASE("egress: a PFC frame is a frame on the wire — it waits for the packet being sent and takes its own link time") {
+  // A 4096 B RoCEv2 packet (4178 wire bytes: 334.24 ns at 100 Gb/s) starts at t = 0; an XOFF
+  // queued at t = 0 goes next (control frames before data, but never preempting): its 84
+  // wire bytes (64 B minimum frame + preamble and gap) take 6.72 ns; 500 ns of link.
+  Engine e;
+  EgressPort port(e, EgressConfig{.rate = Rate::gbps(100)});
+  test::Recorder rx(e);
+  LinkDirection link(e, port, rx, 0, ns(500));
+  port.enqueue(test::roce_packet(4096));
+  port.enqueue(test::roce_packet(4096, 0, 1, 2, 1));  // data queued behind: the frame overtakes it
+  auto pfc = std::make_unique<Packet>();
+  pfc->kind = PacketKind::PfcPause;
+  pfc->pause_enable_mask = 1;
+  pfc->pause_quanta[0] = 0xffff;
+  pfc->wire_bytes = kEthernetMinWire;
+  port.enqueue(std::move(pfc));
+  e.run();
+  REQUIRE(rx.arrivals.size() == 3);
+  CHECK(rx.arrivals[0].at == ps(334'240) + ns(500));
+  CHECK(rx.arrivals[1].pkt->kind == PacketKind::PfcPause);
+  CHECK(rx.arrivals[1].at == ps(334'240) + ps(6'720) + ns(500));
+  CHECK(rx.arrivals[2].at == 2 * ps(334'240) + ps(6'720) + ns(500));
+  CHECK(port.counters().pauses_sent == 1);
+}
