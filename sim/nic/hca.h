@@ -69,6 +69,15 @@ struct QpCcReport {
   std::vector<CcSample> samples;
 };
 
+// One iWARP QP's TCP connection (Hca::tcp_report).
+struct QpTcpReport {
+  uint32_t qpn = 0;
+  uint32_t cwnd = 0, ssthresh = 0;  // bytes
+  double dctcp_alpha = 0;
+  Time srtt = 0;
+  iwarp::TcpCounters counters;
+};
+
 // Delivers a completion to the owner of a CQ (engine context). The owner writes it where
 // the application polls: a shared-memory ring (daemon) or an in-process queue.
 // Sinks run in the middle of transport processing: they must not call back into the Hca
@@ -105,6 +114,8 @@ class Hca : public net::Node {
   HcaObjects objects() const;
   // Congestion control of every QP that has sent or received since it was created or reset.
   std::vector<QpCcReport> cc_report() const;
+  // iWARP: the TCP connection of every RC QP that has one (from RTR until RESET).
+  std::vector<QpTcpReport> tcp_report() const;
   void receive(net::PacketPtr pkt, int port) override;
 
   void set_async_sink(AsyncSink sink);

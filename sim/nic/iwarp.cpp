@@ -70,6 +70,16 @@ net::Address Hca::Impl::iwarp_resolve_peer(const AddressVector& av, uint32_t des
   return 0;
 }
 
+std::vector<QpTcpReport> Hca::tcp_report() const {
+  std::vector<QpTcpReport> out;
+  for (const auto& [qpn, qp] : impl_->qps) {
+    if (!qp->tcp) continue;
+    const iwarp::TcpConnection& t = qp->tcp->tcp;
+    out.push_back({qpn, t.cwnd(), t.ssthresh(), t.dctcp_alpha(), t.srtt(), t.counters()});
+  }
+  return out;
+}
+
 void Hca::Impl::iwarp_on_modify(Qp& qp) {
   const QpState st = qp.attr.qp_state;
   if (st == QpState::Reset) {

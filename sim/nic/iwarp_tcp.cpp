@@ -110,6 +110,7 @@ std::vector<TxSegment> TcpConnection::on_ack(uint32_t ack, uint32_t wnd, bool ec
                                              Time now) {
   std::vector<TxSegment> done;
   peer_wnd_ = wnd;
+  if (cfg_.ecn && ece) counters_.ece_received++;
   if (seq_lt(snd_max_, ack)) return done;  // acknowledges what was never sent: ignored
   if (seq_le(ack, snd_una_)) {
     // A duplicate ACK (RFC 5681 2: no data, no window change, something outstanding).
@@ -192,6 +193,7 @@ TcpConnection::Delivered TcpConnection::on_data(uint32_t seq, uint32_t len,
                                                 std::shared_ptr<const net::Packet> fpdu, bool ce) {
   Delivered d;
   if (len == 0) return d;
+  if (ce) counters_.ce_received++;
   d.send_ack = true;
   d.ece = ce;
   if (seq != rcv_nxt_) {

@@ -59,6 +59,8 @@ struct TxSegment {
 struct TcpCounters {
   uint64_t segments_sent = 0, retransmits = 0, fast_retransmits = 0, timeouts = 0;
   uint64_t dup_acks_received = 0, ecn_reductions = 0, out_of_order_received = 0;
+  uint64_t ce_received = 0;   // data segments that arrived CE-marked (receiver)
+  uint64_t ece_received = 0;  // ACKs that carried ECE, with ecn on (sender)
 };
 
 class TcpConnection {
