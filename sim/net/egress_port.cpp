@@ -184,9 +184,12 @@ void EgressPort::watchdog_check(uint8_t c) {
   if (ignore_pause_until_[c] > now) return;
   if (!queues_[c].empty()) {
     ++counters_.watchdog_storms;
+    const uint64_t bytes = queued_bytes_[c];
     const uint64_t n = flush_class(c);
     counters_.watchdog_drops += n;
+    counters_.drops += n;  // drops counts every packet the port discarded, whatever the cause
     counters_.drops_per_class[c] += n;
+    counters_.drop_bytes += bytes;
     ignore_pause_until_[c] = now + config_.watchdog.restore;
     try_start();
     if (drain_cb_) drain_cb_();
