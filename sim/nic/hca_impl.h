@@ -336,6 +336,8 @@ struct Hca::Impl {
   void iwarp_control(Qp& qp, uint8_t syndrome, uint32_t psn);
   void iwarp_frame(Qp& qp, net::Packet& f);   // DDP/RDMAP fields of a packet the RC model built
   void iwarp_deliver(Qp& qp, const net::Packet& f);
+  // A READ response FPDU whose sink STag lacks remote write: fails the READ (true).
+  bool iwarp_sink_refused(Qp& qp, const net::Packet& f);
   void iwarp_sync_timer(Qp& qp);
   void iwarp_on_rto(uint32_t qpn);
   void iwarp_send_ack(Qp& qp, bool ece);

@@ -330,12 +330,39 @@ void Hca::Impl::iwarp_deliver(Qp& qp, const net::Packet& f) {
   if (st == QpState::Err || st == QpState::Reset) return;
   net::Packet p = f;  // the handlers take a mutable packet
   const uint8_t op = p.bth.opcode & 0x1f;
+  if (op >= 0x0d && op <= 0x10 && iwarp_sink_refused(qp, f)) return;
   if (is_response(op)) {
     handle_response(qp, p);
   } else {
     if (op == 0x0c) qp.tcp->read_sinks.push_back({f.fpdu.sink_stag, f.fpdu.sink_to});
     handle_request(qp, p);
   }
+}
+
+bool Hca::Impl::iwarp_sink_refused(Qp& qp, const net::Packet& f) {
+  // A Read Response is a tagged DDP message into the sink STag the Read Request named
+  // (RFC 5040 4.4: the requester's lkey, iwarp_frame). An iWARP RNIC places it as any
+  // tagged message, so that STag must grant remote write (Linux's rw.c registers iWARP READ
+  // sinks with REMOTE_WRITE; svcrdma: "iWARP requires remote write access for the data sink
+  // of an RDMA_READ. IB does not."). On iw_cxgb4 the failed placement is an error CQE of the
+  // READ_RESP that libcxgb4 turns into the READ's completion (T4_ERR_ACCESS or T4_ERR_STAG:
+  // IBV_WC_LOC_ACCESS_ERR), with the QP_ACCESS_ERR event and a Terminate (RDMAP, remote
+  // protection, access violation) to the peer. siw is laxer (it checks LOCAL_WRITE only);
+  // this models the cxgb4 device the shipped iWARP config imitates. An STag with no MR
+  // (deregistered meanwhile) is left to the placement's own check (LOC_PROT_ERR).
+  auto mr = mrs.find(f.fpdu.stag);
+  if (mr == mrs.end() || (mr->second.access & kAccessRemoteWrite)) return false;
+  const uint32_t psn = f.bth.psn;
+  size_t i = 0;
+  while (i < qp.sq.size() &&
+         !(qp.sq[i].started && qp.sq[i].wr.opcode == WrOpcode::RdmaRead &&
+           psn_diff(psn, qp.sq[i].first_psn) >= 0 && psn_diff(psn, qp.sq[i].last_psn()) <= 0))
+    ++i;
+  if (i == qp.sq.size()) return true;  // no READ waits for it: nothing to place
+  iwarp_control(qp, 0x62, psn);        // the Terminate: RDMAP remote protection (etype 1), code 2
+  qp_event(qp, AsyncEventType::QpAccessErr);
+  fail_wqe(qp, i, WcStatus::LocAccessErr);
+  return true;
 }
 
 void Hca::Impl::iwarp_control(Qp& qp, uint8_t syndrome, uint32_t psn) {

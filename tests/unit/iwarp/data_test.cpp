@@ -2,6 +2,8 @@
 // that iWARP does not have.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "tests/unit/nic/test_wire.h"
 
 namespace rdmasim::nic::test {
@@ -206,6 +208,43 @@ TEST_CASE("iwarp: the MPA Reply waits for the peer's Request, so captures see Re
   CHECK(dst == src);
   REQUIRE(from_b.size() >= 2);
   CHECK(from_b[1].second.tcp.seq == from_b[0].second.tcp.seq + 20);
+}
+
+
+TEST_CASE("iwarp: a READ whose sink MR lacks REMOTE_WRITE fails with LOC_ACCESS_ERR, as on iw_cxgb4") {
+  // RFC 5040: the Read Request names the requester's sink STag and the responder writes it
+  // with tagged DDP messages, so the sink must be registered with remote write on iWARP
+  // (IB needs only LOCAL_WRITE). iw_cxgb4 fails the READ_RESP placement and libcxgb4
+  // completes the READ with IBV_WC_LOC_ACCESS_ERR (T4_ERR_ACCESS); see iwarp_sink_refused.
+  Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
+  std::vector<AsyncEvent> events;
+  p.a.hca->set_async_sink([&](const AsyncEvent& ev) { events.push_back(ev); });
+  auto src = pattern(4000, 5);  // 3 response FPDUs: 1424 + 1424 + 1152
+  std::vector<uint8_t> good(4000, 0), bad(4000, 0);
+  auto ks = p.reg(p.b, src);
+  auto kgood = p.reg(p.a, good, kAccessLocalWrite | kAccessRemoteWrite);
+  auto kbad = p.reg(p.a, bad, kAccessLocalWrite);  // enough on IB, not on iWARP
+  REQUIRE(p.a.hca->post_send(p.a.qpn, rdma_wr(WrOpcode::RdmaRead, 1, good, kgood.lkey, src, ks.rkey)) == 0);
+  p.engine.run_until(ms(1));
+  REQUIRE(p.a.wcs.size() == 1);
+  CHECK(p.a.wcs[0].wc.status == WcStatus::Success);
+  CHECK(good == src);
+  REQUIRE(p.a.hca->post_send(p.a.qpn, rdma_wr(WrOpcode::RdmaRead, 2, bad, kbad.lkey, src, ks.rkey)) == 0);
+  REQUIRE(p.a.hca->post_send(p.a.qpn, rdma_wr(WrOpcode::RdmaRead, 3, good, kgood.lkey, src, ks.rkey)) == 0);
+  p.engine.run_until(ms(2));
+  REQUIRE(p.a.wcs.size() == 3);
+  CHECK(p.a.wcs[1].wc.wr_id == 2);
+  CHECK(p.a.wcs[1].wc.status == WcStatus::LocAccessErr);
+  CHECK(p.a.wcs[2].wc.wr_id == 3);
+  CHECK(p.a.wcs[2].wc.status == WcStatus::WrFlushErr);  // the QP went to ERR
+  CHECK(std::all_of(bad.begin(), bad.end(), [](uint8_t v) { return v == 0; }));  // nothing placed
+  CHECK(p.state(p.a) == QpState::Err);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].type == AsyncEventType::QpAccessErr);
+  CHECK(events[0].qpn == p.a.qpn);
+  // The requester terminated the stream: one Terminate from a, and b's QP follows to ERR.
+  CHECK(p.a.hca->counters().naks_sent == 1);
+  CHECK(p.state(p.b) == QpState::Err);
 }
 
 }  // namespace rdmasim::nic::test
