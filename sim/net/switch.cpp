@@ -9,7 +9,11 @@ namespace rdmasim::net {
 
 uint64_t ecmp_hash(const Packet& pkt, uint64_t seed) {
   uint64_t x = ((static_cast<uint64_t>(pkt.src) << 32) ^ pkt.dst) ^ (seed * 0xd6e8feb86659fd93ull);
-  x ^= (static_cast<uint64_t>(pkt.udp_src_port) << 48) ^ (static_cast<uint64_t>(pkt.flow_hash) << 16);
+  // RoCEv2: the 5-tuple a switch parses (IPs, UDP, the entropy source port, dst port 4791)
+  // and nothing else. Other link layers: flow_hash stands for their flow fields (iWARP's
+  // TCP ports; IB switches forward by DLID and do not hash).
+  x ^= static_cast<uint64_t>(pkt.udp_src_port) << 48;
+  if (pkt.link_layer != LinkLayer::RoCEv2) x ^= static_cast<uint64_t>(pkt.flow_hash) << 16;
   // splitmix64 finalizer
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;

@@ -79,6 +79,39 @@ TEST_CASE("switch: ECMP keeps one flow on one port and spreads flows over all po
   for (uint16_t p : on0) CHECK(on1.count(p) == 0);  // a flow never splits
 }
 
+TEST_CASE("switch: on RoCEv2 ECMP hashes header fields only — the UDP source port picks the path") {
+  // 64 packets of one 5-tuple (same IPs, same UDP source port) whose simulator-internal
+  // flow_hash differs: a switch cannot see flow_hash, so all take one port. Then the same
+  // 64 flow_hash values on iWARP (where it stands for the TCP ports): they spread.
+  auto run = [](LinkLayer ll) {
+    Engine e;
+    Switch sw(e, SwitchConfig{.name = "sw0", .forwarding_latency = 0});
+    test::Recorder r0(e), r1(e);
+    const int in = sw.add_port(Rate::gbps(100));
+    const int p0 = sw.add_port(Rate::gbps(100));
+    const int p1 = sw.add_port(Rate::gbps(100));
+    LinkDirection l0(e, sw.port(p0), r0, 0, 0);
+    LinkDirection l1(e, sw.port(p1), r1, 0, 0);
+    sw.set_route(2, {p0, p1});
+    for (uint32_t h = 0; h < 64; ++h) {
+      auto p = test::roce_packet(100, 0, 1, 2);
+      p->link_layer = ll;
+      p->udp_src_port = 49152;
+      p->flow_hash = h * 0x9e3779b1u;
+      sw.receive(std::move(p), in);
+    }
+    e.run();
+    return std::pair(r0.arrivals.size(), r1.arrivals.size());
+  };
+  const auto [a0, a1] = run(LinkLayer::RoCEv2);
+  CHECK(a0 + a1 == 64);
+  CHECK((a0 == 0 || a1 == 0));
+  // iWARP: 64 flows on 2 ports; all on one would have probability 2 x 2^-64.
+  const auto [b0, b1] = run(LinkLayer::IWarp);
+  CHECK(b0 > 0);
+  CHECK(b1 > 0);
+}
+
 TEST_CASE("switch: PFC XOFF goes upstream above xoff, XON once drained to xon") {
   Engine e;
   SwitchConfig cfg{.name = "sw0", .forwarding_latency = 0};
