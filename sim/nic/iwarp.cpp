@@ -247,6 +247,7 @@ net::PacketPtr Hca::Impl::iwarp_next(Qp& qp) {
 void Hca::Impl::iwarp_send_ack(Qp& qp, bool ece) {
   net::PacketPtr a = iwarp_segment(qp, nullptr, qp.tcp->tcp.snd_nxt(), 0);
   if (ece) a->tcp.flags |= kFlagEce;
+  a->ect = false;  // RFC 3168 6.1.4: pure ACKs are not sent ECN-capable
   counters.acks_sent++;
   counters.tx_packets++;
   counters.tx_bytes += a->wire_bytes;

@@ -97,6 +97,17 @@ struct Result {
   uint64_t drops_second_half = 0;
   uint64_t ce_received = 0;      // CE-marked segments at r's QPs
   uint64_t ece_received = 0, ecn_reductions = 0, timeouts = 0, fast_retransmits = 0;  // s1 + s2
+  uint64_t acks_from_r = 0, ect_acks_from_r = 0;  // pure ACKs (no TCP payload) r sent
+};
+
+// Counts the pure ACKs leaving a port, and those of them sent ECN-capable.
+struct AckTap : net::PacketTap {
+  uint64_t acks = 0, ect = 0;
+  void on_transmit(const net::Packet& p, Time) override {
+    if (p.kind != net::PacketKind::Transport || p.tcp.len != 0) return;
+    ++acks;
+    ect += p.ect;
+  }
 };
 
 Result run_two_flows(bool dctcp, Time run, uint64_t k = kK) {
@@ -109,6 +120,9 @@ Result run_two_flows(bool dctcp, Time run, uint64_t k = kK) {
   for (const topo::FabricPort& p : fabric->egress_ports())
     if (p.name == "sw0/2") to_r = p.egress;
   REQUIRE(to_r);
+  AckTap acks;
+  for (const topo::FabricPort& p : fabric->egress_ports())
+    if (p.name.rfind("r/", 0) == 0) p.egress->set_tap(&acks);
 
   LocalMemory mem;
   Hca& r = *hca[2];
@@ -180,6 +194,8 @@ Result run_two_flows(bool dctcp, Time run, uint64_t k = kK) {
       res.fast_retransmits += t.counters.fast_retransmits;
     }
   }
+  res.acks_from_r = acks.acks;
+  res.ect_acks_from_r = acks.ect;
   return res;
 }
 
@@ -208,6 +224,9 @@ TEST_CASE("iwarp dctcp: two flows into one port hold the queue near K without dr
   CHECK(with.ce_received == with.marked);
   CHECK(with.ece_received == with.ce_received);
   CHECK(with.ecn_reductions > 0);  // the senders cut cwnd (RFC 8257 3.3)
+  // r sends only pure ACKs, and RFC 3168 6.1.4 forbids ECT on them.
+  CHECK(with.acks_from_r > 0);
+  CHECK(with.ect_acks_from_r == 0);
   // Lossless: no drop at the 200 KiB queue, so TCP never had to recover.
   CHECK(with.drops == 0);
   CHECK(with.fast_retransmits == 0);
