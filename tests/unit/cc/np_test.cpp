@@ -1,6 +1,7 @@
 // DCQCN notification point: CNP generation by the receiving HCA.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -28,7 +29,10 @@ class Wire final : public net::Transmitter {
                                                          p->priority, p->frame_bytes});
     std::shared_ptr<net::Packet> sp(p.release());
     engine_.schedule_at(busy_ + delay_, [this, sp] {
-      if (sp->ce) marked_arrivals.push_back(engine_.now());
+      if (sp->ce) {
+        marked_arrivals.push_back(engine_.now());
+        marked_by_qp[sp->bth.dest_qp].push_back(engine_.now());
+      }
       peer_->receive(std::make_unique<net::Packet>(*sp), 0);
     });
   }
@@ -44,6 +48,7 @@ class Wire final : public net::Transmitter {
   bool mark = false;
   std::vector<Cnp> cnps;
   std::vector<Time> marked_arrivals;  // when CE-marked packets reached the peer
+  std::map<uint32_t, std::vector<Time>> marked_by_qp;  // the same, per destination QP
 
  private:
   Engine& engine_;
@@ -137,6 +142,63 @@ TEST_CASE("dcqcn NP: at most one CNP per QP per cnp_interval, sent when CE-marke
   REQUIRE(rep.size() == 1);
   CHECK(rep[0].qpn == qa);
   CHECK(rep[0].stats.rate_cuts == expected.size());
+}
+
+TEST_CASE("dcqcn NP: the CNP limit is per QP — two QPs marked at once each get their own CNPs") {
+  // A second RC QP pair on the same HCAs; both WRITE 2 MiB at the same time, every packet
+  // CE-marked. The NP rule applies to each destination QP on its own, so each QP's CNPs
+  // follow its own marked arrivals, and within one cnp_interval B sends a CNP to each.
+  MarkedPair m(CcAlgorithm::Dcqcn);
+  uint32_t pda2 = 0, cqa2 = 0, pdb2 = 0, cqb2 = 0;
+  std::vector<Completion> wa2;
+  const uint32_t qa2 = make_rc_qp(*m.a, &pda2, &cqa2, [&](const Completion& c) { wa2.push_back(c); });
+  const uint32_t qb2 = make_rc_qp(*m.b, &pdb2, &cqb2, [](const Completion&) {});
+  connect_rc(*m.a, qa2, qb2, m.cb.address);
+  connect_rc(*m.b, qb2, qa2, m.ca.address);
+  const size_t bytes = 2 << 20;
+  std::vector<uint8_t> src(bytes, 0x5a), d1(bytes), d2(bytes);
+  const auto s = reinterpret_cast<uint64_t>(src.data());
+  MrKeys ka1, ka2, kb1, kb2;
+  REQUIRE(m.a->reg_mr(m.pda, &m.mem, s, bytes, s, kAccessLocalWrite, &ka1) == 0);
+  REQUIRE(m.a->reg_mr(pda2, &m.mem, s, bytes, s, kAccessLocalWrite, &ka2) == 0);
+  const auto a1 = reinterpret_cast<uint64_t>(d1.data()), a2 = reinterpret_cast<uint64_t>(d2.data());
+  REQUIRE(m.b->reg_mr(m.pdb, &m.mem, a1, bytes, a1, kAccessLocalWrite | kAccessRemoteWrite, &kb1) == 0);
+  REQUIRE(m.b->reg_mr(pdb2, &m.mem, a2, bytes, a2, kAccessLocalWrite | kAccessRemoteWrite, &kb2) == 0);
+  auto wr = [&](uint32_t lkey, uint64_t dst, uint32_t rkey) {
+    SendWr w;
+    w.opcode = WrOpcode::RdmaWrite;
+    w.send_flags = kSendSignaled;
+    w.sgl = {Sge{s, static_cast<uint32_t>(bytes), lkey}};
+    w.remote_addr = dst;
+    w.rkey = rkey;
+    return w;
+  };
+  REQUIRE(m.a->post_send(m.qa, wr(ka1.lkey, a1, kb1.rkey)) == 0);
+  REQUIRE(m.a->post_send(qa2, wr(ka2.lkey, a2, kb2.rkey)) == 0);
+  m.engine.run();
+  REQUIRE(m.wa.size() == 1);
+  REQUIRE(wa2.size() == 1);
+  CHECK(d1 == src);
+  CHECK(d2 == src);
+  const Time interval = m.cb.cc.dcqcn.cnp_interval;
+  std::map<uint32_t, std::vector<Time>> got;
+  for (const Wire::Cnp& c : m.ba.cnps) got[c.dest_qp].push_back(c.at);
+  REQUIRE(got.size() == 2);
+  for (const auto& [a_qp, b_qp] : {std::pair(m.qa, m.qb), std::pair(qa2, qb2)}) {
+    CAPTURE(a_qp);
+    std::vector<Time> expected;
+    for (Time arr : m.ab.marked_by_qp[b_qp]) {
+      const Time handled = arr + m.cb.rx_latency;
+      if (expected.empty() || handled - expected.back() >= interval) expected.push_back(handled);
+    }
+    CHECK(expected.size() >= 2);
+    CHECK(got[a_qp] == expected);
+  }
+  // Per port, not per QP, would allow one CNP per interval in total: here the first CNP of
+  // each QP comes within one interval of the other's.
+  const Time first1 = got[m.qa].front(), first2 = got[qa2].front();
+  CHECK((first1 > first2 ? first1 - first2 : first2 - first1) < interval);
+  CHECK(m.b->counters().cnps_sent == got[m.qa].size() + got[qa2].size());
 }
 
 TEST_CASE("cc none: CE marks produce no CNP and the requester is not paced") {
