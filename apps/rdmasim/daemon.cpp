@@ -621,6 +621,7 @@ nlohmann::json Daemon::counters_json() const {
                     {"cnps_sent", k.cnps_sent}, {"cnps_received", k.cnps_received},
                     {"ecn_marked_received", k.ecn_marked_received}, {"rate_cuts", k.rate_cuts}});
     nics.back()["cc"] = nic::cc_report_json(*hcas_[i]);
+    if (fabric_->link_layer() == net::LinkLayer::IWarp) nics.back()["tcp"] = nic::tcp_report_json(*hcas_[i]);
   }
   j["nics"] = nics;
   try {

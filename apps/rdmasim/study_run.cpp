@@ -411,6 +411,7 @@ class Runner {
                 {"cnps_received", c.cnps_received}, {"ecn_marked_received", c.ecn_marked_received},
                 {"rate_cuts", c.rate_cuts}};
       if (nics[i].hca.cc.algorithm != CcAlgorithm::None) j["cc"] = cc_report_json(*hcas_[i]);
+      if (nics[i].hca.link_layer == net::LinkLayer::IWarp) j["tcp"] = tcp_report_json(*hcas_[i]);
       hcas[nics[i].host + "/" + nics[i].device] = j;
     }
     for (const topo::FabricPort& p : fabric_->egress_ports()) {

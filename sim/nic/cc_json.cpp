@@ -24,4 +24,26 @@ nlohmann::json cc_report_json(const Hca& hca) {
   return out;
 }
 
+nlohmann::json tcp_report_json(const Hca& hca) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const QpTcpReport& r : hca.tcp_report()) {
+    const iwarp::TcpCounters& c = r.counters;
+    out.push_back({{"qpn", r.qpn},
+                   {"cwnd_bytes", r.cwnd},
+                   {"ssthresh_bytes", r.ssthresh},
+                   {"srtt_us", to_us(r.srtt)},
+                   {"dctcp_alpha", r.dctcp_alpha},
+                   {"segments_sent", c.segments_sent},
+                   {"retransmits", c.retransmits},
+                   {"fast_retransmits", c.fast_retransmits},
+                   {"timeouts", c.timeouts},
+                   {"dup_acks_received", c.dup_acks_received},
+                   {"ecn_reductions", c.ecn_reductions},
+                   {"out_of_order_received", c.out_of_order_received},
+                   {"ce_received", c.ce_received},
+                   {"ece_received", c.ece_received}});
+  }
+  return out;
+}
+
 }  // namespace rdmasim::nic

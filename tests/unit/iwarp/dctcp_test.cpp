@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/engine.h"
+#include "sim/nic/cc_json.h"
 #include "sim/topo/fabric.h"
 #include "tests/unit/cc/cc_fixture.h"
 
@@ -185,14 +186,20 @@ Result run_two_flows(bool dctcp, Time run, uint64_t k = kK) {
   res.drops = c["drops"].get<uint64_t>();
   res.drops_second_half = res.drops - drops_at_half;
   res.marked = c["ecn_marked"].get<uint64_t>();
-  for (const QpTcpReport& t : r.tcp_report()) res.ce_received += t.counters.ce_received;
+  // Read through the JSON that `rdmasim counters` and study outputs show ("tcp").
+  const json rj = tcp_report_json(r);
+  REQUIRE(rj.size() == kFlows);  // r's two QPs
+  for (const json& t : rj) res.ce_received += t["ce_received"].get<uint64_t>();
   for (int f = 0; f < kFlows; ++f) {
-    for (const QpTcpReport& t : hca[f]->tcp_report()) {
-      res.ece_received += t.counters.ece_received;
-      res.ecn_reductions += t.counters.ecn_reductions;
-      res.timeouts += t.counters.timeouts;
-      res.fast_retransmits += t.counters.fast_retransmits;
-    }
+    const json fj = tcp_report_json(*hca[f]);
+    REQUIRE(fj.size() == 1);
+    const json& t = fj[0];
+    CHECK(t["segments_sent"].get<uint64_t>() > 0);
+    CHECK(t["cwnd_bytes"].get<uint64_t>() > 0);
+    res.ece_received += t["ece_received"].get<uint64_t>();
+    res.ecn_reductions += t["ecn_reductions"].get<uint64_t>();
+    res.timeouts += t["timeouts"].get<uint64_t>();
+    res.fast_retransmits += t["fast_retransmits"].get<uint64_t>();
   }
   res.acks_from_r = acks.acks;
   res.ect_acks_from_r = acks.ect;
