@@ -211,6 +211,17 @@ TEST_CASE("study: RC write, read and send on an iWARP fabric (the NIC's TCP carr
     // stays a lower bound.
     CHECK(f.finish >= f.ideal_fct);
   }
+  // counters.json shows each NIC's TCP connections: host2 has two QPs (the send to host3,
+  // the read from host1), each of which sent segments (data or ACKs) and, with no loss,
+  // never retransmitted.
+  const json& tcp = r.counters["hcas"]["host2/mlx5_0"]["tcp"];
+  REQUIRE(tcp.size() == 2);
+  for (const json& t : tcp) {
+    CHECK(t["segments_sent"].get<uint64_t>() > 0);
+    CHECK(t["retransmits"].get<uint64_t>() == 0);
+    CHECK(t["timeouts"].get<uint64_t>() == 0);
+  }
+  CHECK_FALSE(r.counters["hcas"]["host1/mlx5_0"].contains("cc"));  // no DCQCN on iWARP
 }
 
 TEST_CASE("study: a flow that cannot finish by the time limit fails, named") {
