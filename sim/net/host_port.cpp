@@ -1,10 +1,20 @@
 #include "sim/net/host_port.h"
 
+#include <algorithm>
+
 #include "sim/net/headers.h"
+#include "sim/net/pfc_frame.h"
 
 namespace rdmasim::net {
 
-HostPort::HostPort(Engine& engine, EgressConfig config) : egress_(engine, config) {}
+HostPort::HostPort(Engine& engine, EgressConfig config, HostRxConfig rx)
+    : engine_(engine), egress_(engine, config), rx_(rx) {}
+
+HostPort::~HostPort() {
+  if (drain_done_) engine_.cancel(drain_done_);
+  for (EventId id : xoff_refresh_)
+    if (id) engine_.cancel(id);
+}
 
 bool HostPort::ready(uint8_t priority) const {
   const uint8_t c = egress_.class_of(priority);
@@ -33,6 +43,68 @@ void HostPort::receive(PacketPtr pkt, int) {
     egress_.apply_credit(*pkt);
     return;
   }
+  if (rx_buffered()) {
+    buffer(std::move(pkt), cls);
+    return;
+  }
+  deliver(std::move(pkt), cls);
+}
+
+void HostPort::buffer(PacketPtr pkt, uint8_t cls) {
+  const uint32_t bytes = pkt->wire_bytes;
+  if (rx_bytes_ + bytes > rx_.buffer_bytes) {
+    PortCounters& c = egress_.counters();
+    ++c.drops;
+    ++c.drops_per_class[cls];
+    c.drop_bytes += bytes;
+    ++rx_counters_.drops;
+    rx_counters_.drop_bytes += bytes;
+    return;
+  }
+  rx_bytes_ += bytes;
+  rx_class_bytes_[cls] += bytes;
+  rx_counters_.max_bytes = std::max(rx_counters_.max_bytes, rx_bytes_);
+  rx_counters_.max_bytes_per_class[cls] = std::max(rx_counters_.max_bytes_per_class[cls], rx_class_bytes_[cls]);
+  rx_queue_.push_back({std::move(pkt), cls});
+  if (lossless(cls) && !xoff_sent_[cls] && rx_class_bytes_[cls] > rx_.xoff_bytes) {
+    xoff_sent_[cls] = true;
+    send_xoff(cls);
+  }
+  if (!drain_done_) start_drain();
+}
+
+// The head of the buffer starts moving to the host; it is delivered when it has drained.
+void HostPort::start_drain() {
+  const Time t = tx_time(rx_.drain_rate, rx_queue_.front().pkt->wire_bytes);
+  drain_done_ = engine_.schedule_in(t, [this] { drained(); });
+}
+
+void HostPort::drained() {
+  drain_done_ = EventId{};
+  Buffered b = std::move(rx_queue_.front());
+  rx_queue_.pop_front();
+  const uint32_t bytes = b.pkt->wire_bytes;
+  rx_bytes_ -= bytes;
+  rx_class_bytes_[b.cls] -= bytes;
+  if (xoff_sent_[b.cls] && rx_class_bytes_[b.cls] <= rx_.xon_bytes) {
+    xoff_sent_[b.cls] = false;
+    if (xoff_refresh_[b.cls]) engine_.cancel(xoff_refresh_[b.cls]);
+    xoff_refresh_[b.cls] = EventId{};
+    egress_.enqueue(make_pfc_frame(b.cls, 0, engine_.now()));
+  }
+  if (!rx_queue_.empty()) start_drain();
+  deliver(std::move(b.pkt), b.cls);
+}
+
+void HostPort::send_xoff(uint8_t cls) {
+  egress_.enqueue(make_pfc_frame(cls, kPfcXoffQuanta, engine_.now()));
+  xoff_refresh_[cls] = engine_.schedule_in(pfc_xoff_refresh_interval(egress_.rate()), [this, cls] {
+    xoff_refresh_[cls] = EventId{};
+    if (xoff_sent_[cls]) send_xoff(cls);
+  });
+}
+
+void HostPort::deliver(PacketPtr pkt, uint8_t cls) {
   if (own_buffer_bytes_) {
     const uint8_t vl = cls;
     credits_freed_[vl] += pkt->wire_bytes;
@@ -52,10 +124,6 @@ void HostPort::receive(PacketPtr pkt, int) {
   }
   receiver_->receive(std::move(pkt), 1);
 }
-
-}  // namespace rdmasim::net
-
-namespace rdmasim::net {
 
 void HostPort::enable_credits(uint32_t peer_buffer_bytes, uint32_t own_buffer_bytes) {
   egress_.enable_credits(peer_buffer_bytes);

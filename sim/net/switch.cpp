@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/net/headers.h"
+#include "sim/net/pfc_frame.h"
 
 namespace rdmasim::net {
 
@@ -223,9 +224,8 @@ void Switch::return_credit(int port, uint8_t vl, uint32_t bytes) {
 }
 
 void Switch::send_xoff(int port, uint8_t cls) {
-  send_pfc(port, cls, 0xffff);
-  // One quantum = 512 bit times = 64 B at the port rate; refresh at half the pause.
-  const Time half = tx_time(ports_[port]->egress->rate(), 64ull * 0xffff) / 2;
+  send_pfc(port, cls, kPfcXoffQuanta);
+  const Time half = pfc_xoff_refresh_interval(ports_[port]->egress->rate());
   ports_[port]->xoff_refresh[cls] = engine_.schedule_in(half, [this, port, cls] {
     ports_[port]->xoff_refresh[cls] = EventId{};
     if (ports_[port]->xoff_sent[cls]) send_xoff(port, cls);
@@ -233,15 +233,7 @@ void Switch::send_xoff(int port, uint8_t cls) {
 }
 
 void Switch::send_pfc(int port, uint8_t cls, uint16_t quanta) {
-  auto pfc = std::make_unique<Packet>();
-  pfc->kind = PacketKind::PfcPause;
-  pfc->priority = cls;
-  pfc->pause_enable_mask = static_cast<uint8_t>(1u << cls);
-  pfc->pause_quanta[cls] = quanta;
-  pfc->wire_bytes = kEthernetMinWire;
-  pfc->frame_bytes = 64;
-  pfc->created = engine_.now();
-  ports_[port]->egress->enqueue(std::move(pfc));
+  ports_[port]->egress->enqueue(make_pfc_frame(cls, quanta, engine_.now()));
 }
 
 }  // namespace rdmasim::net

@@ -66,6 +66,20 @@ json port_json(const net::EgressPort& port) {
   return j;
 }
 
+// A NIC's receive buffer (net::HostRxConfig), when it has one.
+json rx_buffer_json(const net::HostPort& port) {
+  const net::RxBufferCounters& c = port.rx_buffer_counters();
+  json per_class = json::array();
+  for (uint64_t m : c.max_bytes_per_class) per_class.push_back(m);
+  return {{"drain_gbps", port.rx_config().drain_rate.as_gbps()},
+          {"buffer_bytes", port.rx_config().buffer_bytes},
+          {"bytes", port.rx_buffer_bytes()},
+          {"max_bytes", c.max_bytes},
+          {"max_bytes_per_class", per_class},
+          {"drops", c.drops},
+          {"drop_bytes", c.drop_bytes}};
+}
+
 class BuiltFabric : public Fabric {
  public:
   BuiltFabric(Engine& engine, FabricSpec spec) : engine_(engine), spec_(std::move(spec)) {
@@ -74,7 +88,7 @@ class BuiltFabric : public Fabric {
       net::EgressConfig ec{.rate = n.nic.rate, .class_limit_bytes = n.queue_bytes};
       ec.dwrr_weights = n.dwrr_weights;
       ec.ib = n.vls;
-      host_ports_.push_back(std::make_unique<net::HostPort>(engine, ec));
+      host_ports_.push_back(std::make_unique<net::HostPort>(engine, ec, n.rx));
     }
     for (const net::SwitchConfig& sc : spec_.switches)
       switches_.push_back(std::make_unique<net::Switch>(engine, sc));
@@ -146,6 +160,7 @@ class BuiltFabric : public Fabric {
     for (size_t i = 0; i < nics_.size(); ++i) {
       json j = port_json(host_ports_[i]->egress());
       j["undelivered"] = host_ports_[i]->undelivered();
+      if (host_ports_[i]->rx_buffered()) j["rx_buffer"] = rx_buffer_json(*host_ports_[i]);
       out[nics_[i].host + "/" + nics_[i].device] = j;
     }
     for (const auto& sw : switches_) {

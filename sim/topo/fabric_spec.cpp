@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -66,10 +67,15 @@ struct NicParams {
   net::IbVlConfig vls;   // InfiniBand: set to net::default_ib_vls() before reading
   nic::HcaConfig hca;
   bool iwarp = false;  // the fabric's link layer is iWARP ("tcp" is allowed)
+  // Receive buffer ("rx_drain_gbps", "rx_buffer_kb", "pfc"); finished per NIC by finish_rx.
+  net::HostRxConfig rx;
+  bool rx_buffer_given = false;
+  std::optional<uint64_t> rx_xoff_bytes, rx_xon_bytes;   // absent: from the buffer size
 };
 
 #define RDMASIM_NIC_KEYS "vendor_id", "vendor_part_id", "hw_ver", "fw_ver", "queue_kb", \
-    "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits", "dwrr_weights", "ib_vl_buffer_kb", "cc", "vls", "tcp"
+    "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits", "dwrr_weights", "ib_vl_buffer_kb", "cc", "vls", "tcp", \
+    "rx_drain_gbps", "rx_buffer_kb", "pfc"
 
 // nic::HcaConfig limits settable from "limits"; each must be >= 1.
 struct LimitField {
@@ -263,6 +269,67 @@ void read_tcp(ConfigReader& r, const json& j, const std::string& path, nic::iwar
   t.dctcp_g = r.number(j, "dctcp_g", path, t.dctcp_g, 0, true, 1, "a gain in (0, 1]");
 }
 
+// The NIC's receive buffer (net::HostRxConfig): "rx_drain_gbps", "rx_buffer_kb" and "pfc"
+// {"enabled", "xoff_kb", "xon_kb", "classes"}. Ethernet only: an InfiniBand NIC returns
+// credits instead of pausing.
+uint8_t read_class_mask(ConfigReader& r, const json& e, const std::string& path, uint8_t dflt);  // below
+
+void read_rx(ConfigReader& r, const json& j, const std::string& path, bool ib, NicParams& p) {
+  if (ib) {
+    for (const char* key : {"rx_drain_gbps", "rx_buffer_kb", "pfc"})
+      if (j.contains(key))
+        r.error(join(path, key), j[key], "is the Ethernet receive model (an InfiniBand NIC returns credits)",
+                "no rx_drain_gbps, rx_buffer_kb or pfc when link_layer is \"ib\"");
+    return;
+  }
+  if (j.contains("rx_drain_gbps"))
+    p.rx.drain_rate = Rate::gbps(r.number(j, "rx_drain_gbps", path, std::nullopt, 0, true, 100'000,
+                                          "a drain rate toward the host in Gb/s > 0 (absent: infinitely fast)"));
+  if (j.contains("rx_buffer_kb")) {
+    p.rx_buffer_given = true;
+    p.rx.buffer_bytes = 1024 * static_cast<uint64_t>(r.integer(
+        j, "rx_buffer_kb", path, std::nullopt, 1, 1 << 20, "a receive buffer size in KiB >= 1"));
+  }
+  if (!j.contains("pfc")) return;
+  const std::string pp = join(path, "pfc");
+  const json& e = j["pfc"];
+  if (!r.object(e, pp, {"enabled", "xoff_kb", "xon_kb", "classes"})) return;
+  p.rx.pfc = r.boolean(e, "enabled", pp, true);
+  const char* size = "a size in KiB >= 0, below rx_buffer_kb";
+  if (e.contains("xoff_kb"))
+    p.rx_xoff_bytes = 1024 * static_cast<uint64_t>(r.integer(e, "xoff_kb", pp, std::nullopt, 0, 1 << 20, size));
+  if (e.contains("xon_kb"))
+    p.rx_xon_bytes = 1024 * static_cast<uint64_t>(r.integer(e, "xon_kb", pp, std::nullopt, 0, 1 << 20, size));
+  p.rx.class_mask = read_class_mask(r, e, pp, p.rx.class_mask);
+}
+
+// The receive settings of one NIC (its entry over the "nic" defaults): xoff defaults to half
+// the buffer and xon to half of xoff; a buffer or PFC without a drain rate is an error (an
+// infinitely fast receiver never fills).
+net::HostRxConfig finish_rx(ConfigReader& r, const std::string& path, const NicParams& p) {
+  net::HostRxConfig rx = p.rx;
+  if (!rx.drain_rate.bps) {
+    if (p.rx_buffer_given)
+      r.error(join(path, "rx_buffer_kb"), json(rx.buffer_bytes / 1024), "has no effect without rx_drain_gbps",
+              "rx_drain_gbps with it (absent: the host takes packets at once, no buffer)");
+    if (rx.pfc)
+      r.error(join(path, "pfc"), "has no effect without rx_drain_gbps (an infinitely fast receiver never fills); "
+                                 "expected rx_drain_gbps with it, or \"enabled\": false");
+    return net::HostRxConfig{};
+  }
+  rx.xoff_bytes = p.rx_xoff_bytes.value_or(rx.buffer_bytes / 2);
+  rx.xon_bytes = p.rx_xon_bytes.value_or(rx.xoff_bytes / 2);
+  if (!rx.pfc) return rx;
+  if (rx.xoff_bytes >= rx.buffer_bytes)
+    r.error(join(path, "pfc.xoff_kb"), json(rx.xoff_bytes / 1024),
+            "is not below rx_buffer_kb (" + std::to_string(rx.buffer_bytes / 1024) + ")",
+            "xoff_kb < rx_buffer_kb: the bytes above xoff hold what arrives after XOFF");
+  if (rx.xon_bytes > rx.xoff_bytes)
+    r.error(join(path, "pfc.xon_kb"), json(rx.xon_bytes / 1024),
+            "is above xoff_kb (" + std::to_string(rx.xoff_bytes / 1024) + ")", "xon_kb <= xoff_kb");
+  return rx;
+}
+
 void read_nic_params(ConfigReader& r, const json& j, const std::string& path, bool ib, NicParams& p) {
   p.vendor_id = static_cast<uint32_t>(
       r.integer(j, "vendor_id", path, p.vendor_id, 0, 0xffff, "a PCI vendor id 0..65535"));
@@ -302,6 +369,7 @@ void read_nic_params(ConfigReader& r, const json& j, const std::string& path, bo
       j, "ib_vl_buffer_kb", path, p.ib_vl_buffer_bytes / 1024, 1, 1 << 20,
       "an InfiniBand receive buffer per VL in KiB >= 1"));
   read_vls(r, j, path, ib, p.vls);
+  read_rx(r, j, path, ib, p);
 }
 
 #define RDMASIM_SWITCH_KEYS "forwarding_latency_ns", "queue_kb", "ecn", "pfc", "dwrr_weights", \
@@ -721,6 +789,7 @@ FabricSpec parse_fabric(const json& config_in) {
         entry.dwrr_weights = p.dwrr_weights;
         entry.ib_vl_buffer_bytes = p.ib_vl_buffer_bytes;
         entry.vls = p.vls;
+        entry.rx = finish_rx(r, np, p);
         // GUIDs: Mellanox OUI, then host number (1-based) and NIC index; port GUID = node + 1.
         n.node_guid = (kMellanoxOui << 40) | (static_cast<uint64_t>(h + 1) << 16) | (i << 4);
         // iWARP: the node GUID is the MAC followed by two zero bytes, as iw_cxgb4 sets it; the

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "sim/net/host_port.h"
 #include "sim/net/switch.h"
 #include "sim/topo/fabric.h"
 
@@ -36,6 +37,7 @@ struct NicSpec {
   std::array<uint32_t, 8> dwrr_weights{};  // host egress scheduling; 0 = strict priority
   uint32_t ib_vl_buffer_bytes = 128 * 1024; // IB: receive buffer per VL (credit limit)
   net::IbVlConfig vls;                      // IB: SL-to-VL and VL arbitration of its port
+  net::HostRxConfig rx;                     // receive buffer and PFC (off: infinitely fast)
 };
 
 // Switch forwarding tables: every shortest path, or shortest up*/down* paths (deadlock-free
