@@ -437,12 +437,22 @@ void Hca::Impl::handle_ud(Qp& qp, net::Packet& p) {
   RecvWr wr;
   uint32_t srqn = 0;
   if (!take_recv(qp, &wr, &srqn)) return;   // no receive posted: UD drops
+  // man ibv_post_recv: on a UD QP the first 40 bytes of the buffer are for the GRH "in all
+  // cases": the message starts at offset 40 whether or not a GRH arrived (without one the
+  // 40 bytes are left undefined; here untouched). byte_len counts those 40 bytes either way
+  // (man ibv_poll_cq's IBV_WC_GRH says only whether they hold a GRH).
+  constexpr uint32_t kGrhSpace = 40;
   const bool grh = p.headers & net::kHasGrh;
-  uint32_t off = 0;
+  uint64_t room = 0;
+  for (const Sge& s : wr.sgl) room += s.length;
+  if (room < uint64_t{kGrhSpace} + p.payload_len) {
+    recv_complete(qp, wr, srqn, WcStatus::LocLenErr, WcOpcode::Recv, 0, 0, 0, p.deth.src_qp);
+    return;
+  }
   if (grh) {
-    // The first 40 bytes of the buffer receive the GRH. On RoCEv2/IPv4 the last 20 of them
-    // hold the IPv4 header (as mlx5 does); on IB a GRH with the GIDs.
-    uint8_t g[40] = {};
+    // The GRH space receives the GRH. On RoCEv2/IPv4 the last 20 of its bytes hold the
+    // IPv4 header (as mlx5 does); on IB a GRH with the GIDs.
+    uint8_t g[kGrhSpace] = {};
     if (p.link_layer == net::LinkLayer::InfiniBand) {
       g[0] = 0x60;
       const uint16_t plen = static_cast<uint16_t>(p.payload_len + 12 + 8 + 4);
@@ -459,18 +469,17 @@ void Hca::Impl::handle_ud(Qp& qp, net::Packet& p) {
         ip[16 + k] = static_cast<uint8_t>(p.dst >> (24 - 8 * k));
       }
     }
-    if (!scatter(qp.init.pd, wr.sgl, 0, g, 40)) {
-      recv_complete(qp, wr, srqn, WcStatus::LocLenErr, WcOpcode::Recv, 0, 0, 0, p.deth.src_qp);
+    if (!scatter(qp.init.pd, wr.sgl, 0, g, kGrhSpace)) {
+      recv_complete(qp, wr, srqn, WcStatus::LocProtErr, WcOpcode::Recv, 0, 0, 0, p.deth.src_qp);
       return;
     }
-    off = 40;
   }
-  if (!scatter(qp.init.pd, wr.sgl, off, p.payload_data(), p.payload_len)) {
-    recv_complete(qp, wr, srqn, WcStatus::LocLenErr, WcOpcode::Recv, 0, 0, 0, p.deth.src_qp);
+  if (!scatter(qp.init.pd, wr.sgl, kGrhSpace, p.payload_data(), p.payload_len)) {
+    recv_complete(qp, wr, srqn, WcStatus::LocProtErr, WcOpcode::Recv, 0, 0, 0, p.deth.src_qp);
     return;
   }
   const bool imm = op == 0x05;
-  recv_complete(qp, wr, srqn, WcStatus::Success, WcOpcode::Recv, off + p.payload_len,
+  recv_complete(qp, wr, srqn, WcStatus::Success, WcOpcode::Recv, kGrhSpace + p.payload_len,
                 imm ? p.imm : 0, (grh ? uint32_t{kWcGrh} : 0u) | (imm ? uint32_t{kWcWithImm} : 0u), p.deth.src_qp);
 }
 

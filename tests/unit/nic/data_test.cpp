@@ -213,6 +213,75 @@ TEST_CASE("ud: a send lands after the 40 B GRH; a wrong Q_Key is dropped") {
   CHECK(p.a.wcs[2].wc.status == WcStatus::LocLenErr);
 }
 
+TEST_CASE("ud on InfiniBand: the payload starts at offset 40 with or without a GRH") {
+  // man ibv_post_recv: for a UD QP the GRH goes into the first 40 bytes of the buffer and
+  // "in all cases, the actual data of the incoming message will start at an offset of 40
+  // bytes"; without a GRH those bytes are undefined. The completion's byte_len counts the
+  // 40 bytes of GRH space either way, and IBV_WC_GRH (man ibv_poll_cq: "GRH is present")
+  // is set only when one arrived. On IB a UD send carries a GRH only when its address
+  // vector is_global (IBTA 9.2: the GRH is present when LRH.LNH says so).
+  QpParams qp;
+  qp.type = QpType::UD;
+  Pair p(qp, us(1), net::LinkLayer::InfiniBand);
+  const uint32_t len = 300;
+  auto src = pattern(len, 3);
+  std::vector<uint8_t> dst(40 + len, 0xee);
+  auto ks = p.reg(p.a, src);
+  auto kd = p.reg(p.b, dst);
+  RecvWr rr;
+  rr.sgl = {sge_of(dst, kd.lkey)};
+  REQUIRE(p.b.hca->post_recv(p.b.qpn, rr) == 0);
+  SendWr wr;
+  wr.opcode = WrOpcode::Send;
+  wr.sgl = {sge_of(src, ks.lkey)};
+  wr.av.dlid = static_cast<uint16_t>(p.addr_b);
+  wr.remote_qpn = p.b.qpn;
+  wr.remote_qkey = qp.qkey;
+  bool global = false;
+  SUBCASE("not global: no GRH") {}
+  SUBCASE("is_global: a GRH") {
+    global = true;
+    wr.av.is_global = true;
+    wr.av.dgid = gid_of(p.addr_b);
+  }
+  REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
+  p.engine.run();
+  REQUIRE(p.b.wcs.size() == 1);
+  const Completion& c = p.b.wcs[0].wc;
+  CHECK(c.status == WcStatus::Success);
+  CHECK(c.byte_len == 40 + len);
+  CHECK(c.wc_flags == (global ? uint32_t{kWcGrh} : 0u));
+  CHECK(c.slid == p.addr_a);
+  CHECK(std::memcmp(dst.data() + 40, src.data(), len) == 0);
+  // With a GRH its first byte is IPVer 6 in the high nibble (IBTA 8.3.1).
+  if (global) CHECK((dst[0] >> 4) == 6);
+}
+
+TEST_CASE("ud: a receive buffer without room for 40 B of GRH space and the payload fails") {
+  // The payload goes at offset 40 (man ibv_post_recv), so 40 + len bytes are needed; a
+  // shorter scatter list is a local length error (man ibv_poll_cq: IBV_WC_LOC_LEN_ERR).
+  QpParams qp;
+  qp.type = QpType::UD;
+  Pair p(qp, us(1), net::LinkLayer::InfiniBand);
+  auto src = pattern(100, 5);
+  std::vector<uint8_t> dst(40 + 99, 0);
+  auto ks = p.reg(p.a, src);
+  auto kd = p.reg(p.b, dst);
+  RecvWr rr;
+  rr.sgl = {sge_of(dst, kd.lkey)};
+  REQUIRE(p.b.hca->post_recv(p.b.qpn, rr) == 0);
+  SendWr wr;
+  wr.opcode = WrOpcode::Send;
+  wr.sgl = {sge_of(src, ks.lkey)};
+  wr.av.dlid = static_cast<uint16_t>(p.addr_b);
+  wr.remote_qpn = p.b.qpn;
+  wr.remote_qkey = qp.qkey;
+  REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
+  p.engine.run();
+  REQUIRE(p.b.wcs.size() == 1);
+  CHECK(p.b.wcs[0].wc.status == WcStatus::LocLenErr);
+}
+
 TEST_CASE("packet: RoCEv2 addressing and wire size of a 200 B UD send") {
   QpParams qp;
   qp.type = QpType::UD;
