@@ -56,7 +56,7 @@ Daemon::Daemon(const nlohmann::json& config, DaemonOptions options) : opts_(std:
   const auto& nics = fabric_->nics();
   for (size_t i = 0; i < nics.size(); ++i) {
     auto hca = std::make_unique<nic::Hca>(engine_, nics[i].hca, fabric_->nic_port(i));
-    fabric_->attach_nic(i, hca.get());
+    topo::attach_hca(*fabric_, i, *hca);  // packets, and the port follows the link's state
     hca->set_async_sink([this, i](const nic::AsyncEvent& ev) { on_async(i, ev); });
     hcas_.push_back(std::move(hca));
   }

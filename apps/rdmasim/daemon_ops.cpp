@@ -71,7 +71,7 @@ void Daemon::handle(Client& c, const ipc::MsgHeader& h, const uint8_t* body, siz
       const topo::HostNic& nic = fabric_->nics()[c.devs[r.dev_index]];
       if (r.port != nic.port) return bad(EINVAL);
       ipc::QueryPortResp out;
-      fill_port(nic, &out);
+      fill_port(nic, &out, hcas_[c.devs[r.dev_index]]->port_active());
       return reply(c, h, 0, &out, sizeof out);
     }
     case ipc::Op::AllocPd: {

@@ -93,13 +93,15 @@ void rate_to_width_speed(Rate rate, uint8_t* width, uint8_t* speed) {
   *speed = 32;  // EDR: the closest conventional answer
 }
 
-void fill_port(const topo::HostNic& nic, ipc::QueryPortResp* out) {
+void fill_port(const topo::HostNic& nic, ipc::QueryPortResp* out, bool port_active) {
   *out = {};
   ibv_port_attr& p = out->attr;
   const bool ib = nic.link_layer == net::LinkLayer::InfiniBand;
   const bool iwarp = nic.link_layer == net::LinkLayer::IWarp;
-  p.state = IBV_PORT_ACTIVE;
-  p.phys_state = 5;  // LinkUp
+  // IBTA PortPhysicalState: 5 LinkUp; 2 Polling is what a port whose cable is dead shows
+  // (it keeps polling for a peer), and its logical state is then DOWN.
+  p.state = port_active ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+  p.phys_state = port_active ? 5 : 2;
   p.max_mtu = static_cast<ibv_mtu>(mtu_or_default(nic.hca.max_mtu));
   p.active_mtu = static_cast<ibv_mtu>(mtu_or_default(nic.mtu));
   p.gid_tbl_len = ib || iwarp ? 1 : 2;

@@ -11,7 +11,8 @@ void fill_device(const topo::HostNic& nic, ipc::QueryDeviceResp* out);
 // Fills the port attributes and GID table: port ACTIVE, MTU/width/speed from the NIC;
 // RoCE/iWARP GID 0 = ::ffff:<ip> (RoCEv2), GID 1 the same as RoCEv1; IB GID 0 =
 // subnet_prefix:port_guid.
-void fill_port(const topo::HostNic& nic, ipc::QueryPortResp* out);
+// `port_active` false (the NIC's link is down): state IBV_PORT_DOWN, phys_state Polling.
+void fill_port(const topo::HostNic& nic, ipc::QueryPortResp* out, bool port_active = true);
 
 // ibv_port_attr active_width / active_speed codes for a link rate: the IB lane encoding
 // whose width x lane rate matches (100 Gb/s = 4x EDR: width 2, speed 32).

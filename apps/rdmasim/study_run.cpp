@@ -127,7 +127,7 @@ class Runner {
       taps_.push_back(std::make_unique<RxTap>(*this, i));
       hcas_.push_back(std::make_unique<Hca>(engine_, nics[i].hca, fabric_->nic_port(i)));
       taps_.back()->set_hca(hcas_.back().get());
-      fabric_->attach_nic(i, taps_.back().get());
+      topo::attach_hca(*fabric_, i, *hcas_.back(), taps_.back().get());
       uint32_t pd = 0;
       hca_ok(hcas_.back()->alloc_pd(&pd), "alloc_pd");
       pds_.push_back(pd);

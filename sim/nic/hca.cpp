@@ -30,6 +30,8 @@ HcaObjects Hca::objects() const {
 
 void Hca::set_async_sink(AsyncSink sink) { impl_->async_sink = std::move(sink); }
 
+bool Hca::port_active() const { return impl_->port_active; }
+
 void Hca::set_port_active(bool active) {
   if (impl_->port_active == active) return;
   impl_->port_active = active;

@@ -119,8 +119,12 @@ class Hca : public net::Node {
   void receive(net::PacketPtr pkt, int port) override;
 
   void set_async_sink(AsyncSink sink);
-  // The port went down or up (link failure injection): port events and QP errors follow.
+  // The port went down or up (its link failed or came back; topo::attach_hca wires this to
+  // the fabric). A change raises IBV_EVENT_PORT_ERR / PORT_ACTIVE. While down the HCA sends
+  // and receives nothing: RC requests then time out (RETRY_EXC_ERR past the budget).
   void set_port_active(bool active);
+  // What ibv_query_port reports as the port state: ACTIVE (true) or DOWN.
+  bool port_active() const;
 
   int alloc_pd(uint32_t* pd);
   int dealloc_pd(uint32_t pd);

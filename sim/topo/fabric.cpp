@@ -90,6 +90,7 @@ class BuiltFabric : public Fabric {
       ec.ib = n.vls;
       host_ports_.push_back(std::make_unique<net::HostPort>(engine, ec, n.rx));
     }
+    nic_link_observers_.resize(nics_.size());
     for (const net::SwitchConfig& sc : spec_.switches)
       switches_.push_back(std::make_unique<net::Switch>(engine, sc));
     // Each link end gets (egress port, receiving node, receiving port index).
@@ -154,6 +155,9 @@ class BuiltFabric : public Fabric {
   void set_link_down(size_t link, Time at) override { set_link_state(link, false, at); }
   void set_link_up(size_t link, Time at) override { set_link_state(link, true, at); }
   bool link_up(size_t link) const override { return links_.at(2 * link)->up(); }
+  void observe_nic_link(size_t i, std::function<void(bool)> observer) override {
+    nic_link_observers_.at(i) = std::move(observer);
+  }
 
   json counters() const override {
     json out = json::object();
@@ -208,9 +212,15 @@ class BuiltFabric : public Fabric {
     if (link >= spec_.links.size()) throw std::out_of_range("no link " + std::to_string(link));
     net::LinkDirection* ab = links_.at(2 * link).get();
     net::LinkDirection* ba = links_.at(2 * link + 1).get();
-    engine_.schedule_at(std::max(at, engine_.now()), [ab, ba, up] {
+    engine_.schedule_at(std::max(at, engine_.now()), [this, link, ab, ba, up] {
+      const bool changed = ab->up() != up;
       ab->set_up(up);
       ba->set_up(up);
+      if (!changed) return;
+      // A host end's NIC sees its port go down or up.
+      const LinkSpec& ls = spec_.links[link];
+      for (const LinkEnd* e : {&ls.a, &ls.b})
+        if (!e->is_switch && nic_link_observers_[e->index]) nic_link_observers_[e->index](up);
     });
   }
 
@@ -234,9 +244,15 @@ class BuiltFabric : public Fabric {
   std::vector<std::unique_ptr<net::Switch>> switches_;
   std::vector<std::pair<int, int>> link_ports_;   // switch port index at (a, b); 0 for NICs
   std::vector<std::unique_ptr<net::LinkDirection>> links_;
+  std::vector<std::function<void(bool)>> nic_link_observers_;  // by NIC index
 };
 
 }  // namespace
+
+void attach_hca(Fabric& fabric, size_t i, nic::Hca& hca, net::Node* receiver) {
+  fabric.attach_nic(i, receiver ? receiver : &hca);
+  fabric.observe_nic_link(i, [&hca](bool up) { hca.set_port_active(up); });
+}
 
 ConfigError::ConfigError(std::vector<std::string> errors)
     : std::runtime_error(join_lines(errors)), errors_(std::move(errors)) {}

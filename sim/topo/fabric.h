@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -106,7 +107,18 @@ class Fabric {
   virtual void set_link_down(size_t link, Time at) = 0;
   virtual void set_link_up(size_t link, Time at) = 0;
   virtual bool link_up(size_t link) const = 0;
+  // `observer(up)` runs (engine context) each time the link of NIC i goes down or comes
+  // back up (set_link_down/up or a link "schedule"). One observer per NIC; a later call
+  // replaces it, an empty function removes it.
+  virtual void observe_nic_link(size_t i, std::function<void(bool up)> observer) = 0;
 };
+
+// Attaches `hca` to NIC i: the packets arriving at the NIC go to `receiver` (the HCA when
+// null), and the HCA's port follows the NIC's link: down -> Hca::set_port_active(false)
+// (port DOWN, IBV_EVENT_PORT_ERR), up -> set_port_active(true) (ACTIVE, PORT_ACTIVE).
+// The HCA must outlive the fabric's pending link events or be detached first
+// (observe_nic_link(i, {})).
+void attach_hca(Fabric& fabric, size_t i, nic::Hca& hca, net::Node* receiver = nullptr);
 
 // The embedded default fabric: hosts "server" (127.0.1.1) and "client" (127.0.1.2), each
 // with one RoCEv2 NIC "mlx5_0", 100 Gb/s links through one switch, MTU 4096.

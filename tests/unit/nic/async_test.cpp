@@ -5,6 +5,9 @@
 
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/nic/fabric_pair.h"
 #include "tests/unit/nic/test_wire.h"
 
 using namespace rdmasim;
@@ -181,4 +184,40 @@ TEST_CASE("async: a QP on an SRQ entering ERR raises LAST_WQE_REACHED once") {
   p.engine.run();
   CHECK(ev.count(AsyncEventType::QpLastWqeReached, q2) == 1);
   CHECK(ev.count(AsyncEventType::QpLastWqeReached, p.b.qpn) == 0);
+}
+
+TEST_CASE("async: the fabric taking a NIC's link down and up raises PORT_ERR then PORT_ACTIVE") {
+  // man ibv_get_async_event: IBV_EVENT_PORT_ERR "Link became unavailable on a port",
+  // IBV_EVENT_PORT_ACTIVE "Link became active on a port"; while the link is down
+  // ibv_query_port reports the port DOWN (Hca::port_active false). Link 0 (server <-> sw0)
+  // is scheduled down at 20 us and up at 70 us; the events come at exactly those times.
+  const Time down_at = us(20), up_at = us(70);
+  FabricPair p(nlohmann::json{{"schedule", nlohmann::json::array({{{"at_ns", 20000}, {"up", false}},
+                                                                  {{"at_ns", 70000}, {"up", true}}})}});
+  struct Seen {
+    AsyncEvent ev;
+    Time at;
+  };
+  std::vector<Seen> a_events, b_events;
+  p.a.hca->set_async_sink([&](const AsyncEvent& e) { a_events.push_back({e, p.engine.now()}); });
+  p.b.hca->set_async_sink([&](const AsyncEvent& e) { b_events.push_back({e, p.engine.now()}); });
+  std::vector<std::pair<Time, bool>> states;
+  for (Time t : {us(10), us(45), us(100)})
+    p.engine.schedule_at(t, [&, t] { states.push_back({t, p.a.hca->port_active()}); });
+  p.engine.run();
+  REQUIRE(a_events.size() == 2);
+  CHECK(a_events[0].ev.type == AsyncEventType::PortErr);
+  CHECK(a_events[0].ev.port == 1);
+  CHECK(a_events[0].at == down_at);
+  CHECK(a_events[1].ev.type == AsyncEventType::PortActive);
+  CHECK(a_events[1].ev.port == 1);
+  CHECK(a_events[1].at == up_at);
+  // Before, during and after the outage.
+  REQUIRE(states.size() == 3);
+  CHECK(states[0].second);
+  CHECK_FALSE(states[1].second);
+  CHECK(states[2].second);
+  // The client's own link (link 1) never changed: no port event there.
+  CHECK(b_events.empty());
+  CHECK(p.b.hca->port_active());
 }

@@ -33,7 +33,7 @@ struct FabricPair : PairBase {
     Side* sides[2] = {&a, &b};
     for (size_t i = 0; i < 2; ++i) {
       sides[i]->hca = std::make_unique<Hca>(engine, fabric->nics()[i].hca, fabric->nic_port(i));
-      fabric->attach_nic(i, sides[i]->hca.get());
+      topo::attach_hca(*fabric, i, *sides[i]->hca);  // as the daemon: the port follows the link
     }
     addr_a = fabric->nics()[0].address;
     addr_b = fabric->nics()[1].address;
