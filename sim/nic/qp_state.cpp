@@ -128,6 +128,9 @@ int Hca::Impl::modify_qp(Qp& qp, const QpAttr& a, uint32_t mask) {
     s.sq_psn = a.sq_psn & 0xffffff;
     qp.next_psn = s.sq_psn;
     qp.acked_psn = psn_add(s.sq_psn, -1);
+    // Nothing before sq_psn was sent: PSNs from here on are first transmissions (24-bit
+    // order, so an sq_psn at or above 2^23 is not "before" the initial 0).
+    qp.retx_end = qp.sent_end = s.sq_psn;
   }
   if (mask & kQpMaxDestRdAtomic) s.max_dest_rd_atomic = a.max_dest_rd_atomic;
   if (mask & kQpPathMigState) s.path_mig_state = a.path_mig_state;

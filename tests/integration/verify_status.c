@@ -6,9 +6,13 @@
  *
  *   verify_status [-d DEV] [-g GIDX]
  *
+ * Also the affiliated and unaffiliated asynchronous events (man ibv_get_async_event) of an
+ * SRQ, a QP and a CQ, read from the context's async_fd with a timeout.
+ *
  * Prints one "ok  :"/"FAIL:" line per check; exits 0 only if every check passed.
  */
 #include <errno.h>
+#include <poll.h>
 #include <sys/mman.h>
 
 #define PAIR_NAME "verify_status"
@@ -31,6 +35,7 @@ struct opts {
   uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer, max_rd_atomic, max_dest_rd_atomic;
   int b_access;              /* the responder QP's qp_access_flags */
   uint32_t max_send_wr;
+  int cqe_a;                 /* the requester's CQ size (0: 64) */
 };
 static const struct opts defaults = {10, 2, 7, 1, 4, 4, ALL_REMOTE, 16};
 
@@ -84,7 +89,7 @@ static void to_rts(struct ibv_qp *qp, uint32_t dest, const struct opts *o) {
 
 static struct pair make_pair(const struct opts *o) {
   struct pair p;
-  p.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+  p.cqa = ibv_create_cq(ctx, o->cqe_a ? o->cqe_a : 64, NULL, NULL, 0);
   p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
   if (!p.cqa || !p.cqb) die("create_cq");
   p.a = new_qp(p.cqa, o->max_send_wr);
@@ -356,6 +361,114 @@ static void post_errors(void) {
   ibv_destroy_cq(cq);
 }
 
+/* --- asynchronous events (man ibv_get_async_event) --- */
+
+/* Waits up to `ms` for an event on ctx->async_fd and reads it; 0 when none came (so a
+ * missing event fails its check instead of blocking ibv_get_async_event forever). */
+static int next_event(int ms, struct ibv_async_event *ev) {
+  struct pollfd pfd = {.fd = ctx->async_fd, .events = POLLIN};
+  if (poll(&pfd, 1, ms) != 1 || !(pfd.revents & POLLIN)) return 0;
+  if (ibv_get_async_event(ctx, ev)) die("ibv_get_async_event");
+  return 1;
+}
+
+/* Checks that the next event is `type` for `elem` (compared as a pointer), and acks it. */
+static void expect_event(enum ibv_event_type type, const void *elem, const char *what) {
+  struct ibv_async_event ev;
+  char line[256];
+  if (!next_event(5000, &ev)) {
+    snprintf(line, sizeof line, "%s: %s (none within 5 s)", what, ibv_event_type_str(type));
+    check(0, line);
+    return;
+  }
+  const void *got = type == IBV_EVENT_SRQ_LIMIT_REACHED || type == IBV_EVENT_SRQ_ERR ? (const void *)ev.element.srq
+                    : type == IBV_EVENT_CQ_ERR                                        ? (const void *)ev.element.cq
+                                                                                      : (const void *)ev.element.qp;
+  snprintf(line, sizeof line, "%s: %s (got %s)", what, ibv_event_type_str(type), ibv_event_type_str(ev.event_type));
+  check(ev.event_type == type && got == elem, line);
+  ibv_ack_async_event(&ev);
+}
+
+static void no_event(int ms, const char *what) {
+  struct ibv_async_event ev;
+  const int got = next_event(ms, &ev);
+  char line[256];
+  snprintf(line, sizeof line, "%s (got %s)", what, got ? ibv_event_type_str(ev.event_type) : "none");
+  check(!got, line);
+  if (got) ibv_ack_async_event(&ev);
+}
+
+static void async_events(void) {
+  struct ibv_async_event ev;
+  while (next_event(0, &ev)) ibv_ack_async_event(&ev); /* nothing of earlier cases is left */
+
+  /* man ibv_modify_srq: setting srq_limit "arms the SRQ to produce an
+   * IBV_EVENT_SRQ_LIMIT_REACHED 'low watermark' asynchronous event once the number of WRs in
+   * the SRQ drops below srq_limit". 4 receives, limit 3: the first SEND leaves 3 (not
+   * below), the second leaves 2 (below): the event, for that SRQ. */
+  struct ibv_cq *cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0), *cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+  struct ibv_srq_init_attr sia = {.attr = {.max_wr = 16, .max_sge = 1}};
+  struct ibv_srq *srq = ibv_create_srq(pd, &sia);
+  if (!cqa || !cqb || !srq) die("create_cq / create_srq");
+  struct ibv_qp_init_attr ia = {.send_cq = cqb, .recv_cq = cqb, .srq = srq, .qp_type = IBV_QPT_RC,
+                                .cap = {.max_send_wr = 4, .max_send_sge = 1}};
+  struct ibv_qp *a = new_qp(cqa, 16), *b = ibv_create_qp(pd, &ia);
+  if (!b) die("create_qp on the SRQ");
+  if (to_init(a, ALL_REMOTE) || to_init(b, ALL_REMOTE)) die("to INIT");
+  to_rts(a, b->qp_num, &defaults);
+  to_rts(b, a->qp_num, &defaults);
+  for (int i = 0; i < 4; i++) {
+    struct ibv_sge rs = sge_at(32768 + 64 * i, 64);
+    struct ibv_recv_wr rw = {.wr_id = 70 + i, .sg_list = &rs, .num_sge = 1}, *rbad;
+    if (ibv_post_srq_recv(srq, &rw, &rbad)) die("post_srq_recv");
+  }
+  struct ibv_srq_attr sa = {.srq_limit = 3};
+  check(ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT) == 0, "ibv_modify_srq arms srq_limit 3 with 4 WRs posted");
+  no_event(100, "no SRQ event while 4 WRs remain");
+  struct ibv_sge s = sge_at(0, 64);
+  post(a, IBV_WR_SEND, &s, 0, 0, 74);
+  expect(cqb, IBV_WC_SUCCESS, 70, "SEND 1 into the SRQ (receiver)");
+  expect(cqa, IBV_WC_SUCCESS, 74, "SEND 1 into the SRQ (sender)");
+  no_event(100, "no SRQ event with 3 WRs left (not below the limit 3)");
+  post(a, IBV_WR_SEND, &s, 0, 0, 75);
+  expect(cqb, IBV_WC_SUCCESS, 71, "SEND 2 into the SRQ (receiver)");
+  expect_event(IBV_EVENT_SRQ_LIMIT_REACHED, srq, "2 WRs left, below srq_limit 3");
+  /* Armed "once": a third SEND (1 WR left) raises no second event until re-armed. */
+  post(a, IBV_WR_SEND, &s, 0, 0, 76);
+  expect(cqb, IBV_WC_SUCCESS, 72, "SEND 3 into the SRQ (receiver)");
+  no_event(100, "no second SRQ event without re-arming");
+  ibv_destroy_qp(a);
+  ibv_destroy_qp(b);
+  ibv_destroy_srq(srq);
+  ibv_destroy_cq(cqa);
+  ibv_destroy_cq(cqb);
+
+  /* An affiliated QP error (IBTA 11.6.3): a WRITE with a bad rkey is a remote access
+   * violation at the responder, which reports IBV_EVENT_QP_ACCESS_ERR for its QP (the
+   * requester learns it from its completion, REM_ACCESS_ERR, and gets no event). */
+  struct pair p = make_pair(&defaults);
+  post(p.a, IBV_WR_RDMA_WRITE, &s, (uintptr_t)(buf + 4096), mr->rkey + 0x1000, 77);
+  expect(p.cqa, IBV_WC_REM_ACCESS_ERR, 77, "WRITE with a bad rkey");
+  expect_event(IBV_EVENT_QP_ACCESS_ERR, p.b, "the responder of the bad-rkey WRITE");
+  no_event(100, "no event for the requester QP");
+  free_pair(&p);
+
+  /* CQ overrun (man ibv_get_async_event: IBV_EVENT_CQ_ERR "CQ is in error (CQ overrun)"):
+   * more completions than the CQ can hold, none polled. The CQ holds cq->cqe entries and a
+   * provider may round up to (a power of two) - 1, so 2 * (cqe + 1) + 1 surely overflows. */
+  struct opts o = defaults;
+  o.max_send_wr = 32;
+  o.cqe_a = 4;
+  p = make_pair(&o);
+  const int n = 2 * (p.cqa->cqe + 1) + 1;
+  char line[128];
+  snprintf(line, sizeof line, "a CQ of %d entries overflows with %d completions within max_send_wr 32", p.cqa->cqe, n);
+  check(n <= 32, line);
+  for (int i = 0; i < n && i < 32; i++) post(p.a, IBV_WR_RDMA_WRITE, &s, (uintptr_t)(buf + 4096), mr->rkey, 80 + i);
+  expect_event(IBV_EVENT_CQ_ERR, p.cqa, "signaled WRITEs into a CQ nobody polls");
+  free_pair(&p);
+}
+
 static void modify_errors(void) {
   /* man ibv_modify_qp: the required and optional attributes per transition (IBTA 11.2.1
    * table); a missing required one or one not allowed is EINVAL, and the QP is unchanged. */
@@ -396,6 +509,7 @@ int main(int argc, char **argv) {
   mr = ibv_reg_mr(pd, buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE | ALL_REMOTE);
   if (!mr) die("reg_mr");
 
+  async_events();
   local_errors();
   responder_errors();
   retry_errors();

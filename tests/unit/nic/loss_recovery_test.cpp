@@ -184,8 +184,10 @@ TEST_CASE("loss: a link down for less than the retry budget delays the WRITE by 
   CHECK(wcs[0].at < retry + us(10));  // one round trip: ~2 x (2 links + switch), < 10 us
   CHECK(p.a.hca->counters().timeouts == 3);
   CHECK(p.a.hca->counters().retransmitted_packets == 3);
-  // The three tries sent while the link was down, dropped at the server's egress port.
-  CHECK(p.fabric->counters()["server/mlx5_0"]["link_down_drops"].get<uint64_t>() == 3);
+  // The three tries made while the link was down never left the HCA: its port was DOWN
+  // (topo::attach_hca), so nothing reached the egress port to be dropped there.
+  CHECK(p.fabric->counters()["server/mlx5_0"]["link_down_drops"].get<uint64_t>() == 0);
+  CHECK(p.a.hca->counters().tx_packets == 1);  // the try after the link came back
   CHECK(p.state(p.a) == QpState::Rts);
 }
 
@@ -250,4 +252,42 @@ TEST_CASE("rnr: retries are spaced by the responder's min_rnr_timer table value"
     // The third NAK ends it: it arrives one round trip after the last try.
     CHECK(wcs[0].at == p.a.wire->sent_at[2] + 2 * (us(1) + ns(100)));
   }
+}
+
+TEST_CASE("rnr: rnr_retry = 7 retries forever: a receive posted after 12 RNR NAKs still succeeds") {
+  // IBTA: an RNR retry count of 7 means retry forever; Linux rxe does the same
+  // (rxe_comp.c, COMPST_RNR_RETRY: the count is decremented only when it is not 7).
+  // min_rnr_timer 1 = 10 us (IBTA table 45). On the TestWire pair (1 us each way, 100 ns
+  // rx_latency at each HCA) the responder handles try k at 100 ns (fetch) + 1.1 us +
+  // k * round with round = 2 x 1.1 us + 10 us = 12.2 us. Its 12th RNR NAK answers try 11
+  // (135.4 us); the receive is posted at 141.5 us, before try 12 arrives (147.6 us), which
+  // then succeeds: 12 RNR NAKs, more than any finite rnr_retry (at most 6) allows.
+  QpParams q;
+  q.rnr_retry = 7;
+  q.min_rnr_timer = 1;
+  Pair p(q);
+  const Time hop = us(1) + ns(100), round = 2 * hop + us(10);
+  const Time try11 = kFirstSend + hop + 11 * round, try12 = try11 + round;
+  std::vector<uint8_t> dst(16, 0);
+  auto kd = p.reg(p.b, dst);
+  p.engine.schedule_at((try11 + try12) / 2, [&] {
+    CHECK(p.b.hca->counters().rnr_naks_sent == 12);
+    RecvWr rr;
+    rr.sgl = {sge_of(dst, kd.lkey)};
+    REQUIRE(p.b.hca->post_recv(p.b.qpn, rr) == 0);
+  });
+  SendWr wr;
+  wr.opcode = WrOpcode::Send;
+  wr.send_flags = kSendSignaled | kSendInline;
+  wr.inline_data = {7, 8, 9};
+  const auto& wcs = p.post_and_run(p.a, wr);
+  REQUIRE(wcs.size() == 1);
+  CHECK(wcs[0].wc.status == WcStatus::Success);
+  CHECK(wcs[0].at == try12 + hop);  // the ACK of try 12
+  CHECK(p.b.hca->counters().rnr_naks_sent == 12);
+  CHECK(p.b.hca->counters().rnr_naks_sent > 7);
+  CHECK(p.b.hca->counters().naks_sent == 0);
+  REQUIRE(p.b.wcs.size() == 1);
+  CHECK(dst[0] == 7);
+  CHECK(dst[2] == 9);
 }

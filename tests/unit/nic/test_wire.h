@@ -106,6 +106,7 @@ struct QpParams {
   uint32_t access = kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic;
   uint32_t qkey = 0x11111111;
   uint32_t max_send_wr = 64, max_recv_wr = 64;
+  uint32_t psn = 1000;             // sq_psn of each side = rq_psn of its peer (24 bits)
 };
 
 // Two HCAs with one QP each, connected to each other and in RTS. Subclasses give the HCAs
@@ -166,7 +167,7 @@ struct PairBase {
     if (q.type != QpType::UD) {
       at.path_mtu = q.mtu;
       at.dest_qp_num = peer_qpn;
-      at.rq_psn = 1000;
+      at.rq_psn = q.psn;
       at.ah_attr.is_global = link_layer != net::LinkLayer::InfiniBand;
       at.ah_attr.dlid = static_cast<uint16_t>(peer_ip);
       at.ah_attr.dgid = link_layer == net::LinkLayer::IWarp ? iwarp_gid_of(peer_ip) : gid_of(peer_ip);
@@ -177,7 +178,7 @@ struct PairBase {
     }
     REQUIRE(s.hca->modify_qp(qpn, at, rtr_mask) == 0);
     at.qp_state = QpState::Rts;
-    at.sq_psn = 1000;
+    at.sq_psn = q.psn;
     at.timeout = q.timeout;
     at.retry_cnt = q.retry_cnt;
     at.rnr_retry = q.rnr_retry;

@@ -110,6 +110,11 @@ TEST_CASE("uc: a WRITE completes on transmit; a lost packet drops the whole mess
   REQUIRE(p.a.wcs.size() == 1);
   CHECK(p.a.wcs[0].wc.status == WcStatus::Success);  // UC has no ACKs
   CHECK(p.b.wcs.empty());  // the message was dropped: no receive completion
+  // IBTA 9.7: UC has no acknowledgements; the responder never sends an ACK or NAK.
+  CHECK(p.b.hca->counters().acks_sent == 0);
+  CHECK(p.b.hca->counters().naks_sent == 0);
+  CHECK(p.b.hca->counters().rnr_naks_sent == 0);
+  CHECK(p.b.hca->counters().tx_packets == 0);
   // Packet 1 was placed before the loss; packets 3-4 were discarded.
   CHECK(std::memcmp(dst.data(), src.data(), 256) == 0);
   CHECK(dst[600] == 0);
@@ -119,6 +124,54 @@ TEST_CASE("uc: a WRITE completes on transmit; a lost packet drops the whole mess
   CHECK(dst == src);
   REQUIRE(p.b.wcs.size() == 1);
   CHECK(p.b.wcs[0].wc.opcode == WcOpcode::RecvRdmaWithImm);
+  CHECK(p.b.hca->counters().acks_sent == 0);  // 8 packets received, none acknowledged
+  CHECK(p.b.hca->counters().tx_packets == 0);
+}
+
+TEST_CASE("rc: PSNs wrap at 2^24: a 40-packet WRITE from PSN 0xfffff0 completes without NAKs") {
+  // IBTA 9.7.1: PSNs are 24 bits and wrap modulo 2^24. The WRITE's PSNs run 0xfffff0 ..
+  // 0xffffff, 0x000000 .. 0x000017 (40 packets at MTU 1024), a second WRITE follows at
+  // 0x000018. Nothing is lost, so a correct responder sees every PSN in sequence: no NAK,
+  // no duplicate, no retransmission, no timeout.
+  QpParams q;
+  q.mtu = 3;  // 1024
+  q.psn = 0xfffff0;
+  Pair p(q);
+  auto src = pattern(40 * 1024, 6);
+  std::vector<uint8_t> dst(40 * 1024, 0);
+  auto ks = p.reg(p.a, src);
+  auto kd = p.reg(p.b, dst);
+  SendWr wr = write_wr(src, ks, dst, kd.rkey);
+  REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
+  p.engine.run();
+  REQUIRE(p.a.wcs.size() == 1);
+  CHECK(p.a.wcs[0].wc.status == WcStatus::Success);
+  CHECK(dst == src);
+  const HcaCounters& ca = p.a.hca->counters();
+  const HcaCounters& cb = p.b.hca->counters();
+  CHECK(cb.naks_sent == 0);
+  CHECK(cb.out_of_sequence == 0);
+  CHECK(cb.duplicates == 0);
+  CHECK(ca.retransmitted_packets == 0);
+  CHECK(ca.timeouts == 0);
+  CHECK(ca.tx_packets == 40);
+  // ACK coalescing every ack_every = 16 packets and at the end: after packets 16, 32, 40
+  // (the first at PSN 0xfffff0 + 15 = 0xffffff, the other two past the wrap).
+  CHECK(cb.acks_sent == 3);
+  // The PSN after the wrap carries on: the next message starts at 0x000018.
+  std::vector<uint8_t> seen;
+  p.a.wire->drop = [&](const net::Packet& pk) {
+    seen.push_back(0);
+    CHECK(pk.bth.psn == 0x000018);
+    return false;
+  };
+  wr.sgl = {sge_of(src, ks.lkey, 0, 100)};
+  REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
+  p.engine.run();
+  CHECK(seen.size() == 1);
+  REQUIRE(p.a.wcs.size() == 2);
+  CHECK(p.a.wcs[1].wc.status == WcStatus::Success);
+  CHECK(cb.naks_sent == 0);
 }
 
 TEST_CASE("rc: a bad lkey fails locally with LOC_PROT_ERR; a short receive is LOC_LEN_ERR") {
