@@ -345,7 +345,7 @@ int Hca::post_send(uint32_t qpn, const SendWr& wr) {
   if (atomic) w.length = 8;
   if (w.is_local_op()) w.length = 0;
   qp.sq.push_back(std::move(w));
-  if (st == QpState::Err) {  // posts to a QP in ERR complete with a flush error
+  if (st == QpState::Err || st == QpState::Sqe) {  // ERR and SQE flush new sends (IBTA 10.3.1)
     SendWqe flushed = std::move(qp.sq.back());
     qp.sq.pop_back();
     im.complete_send(qp, flushed, WcStatus::WrFlushErr);

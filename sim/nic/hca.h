@@ -164,7 +164,8 @@ class Hca : public net::Node {
   int query_qp(uint32_t qpn, QpAttr* attr, QpInitAttr* init);
   int destroy_qp(uint32_t qpn);
   // Queues a WR. Returns EINVAL when the QP is in a state that refuses posts (RESET, INIT,
-  // RTR for sends); ENOMEM when the queue is full.
+  // RTR for sends); ENOMEM when the queue is full. In ERR (and SQE for sends) a WR is
+  // accepted and completes with WR_FLUSH_ERR.
   int post_send(uint32_t qpn, const SendWr& wr);
   int post_recv(uint32_t qpn, const RecvWr& wr);
 

@@ -12,7 +12,8 @@
 //   packets; the responder ACKs those (and every ack_every packets regardless). The local
 //   ACK timer restarts on every packet sent and on ACK progress; retry and RNR counters
 //   reset on progress. A sequence NAK costs one retry, like a timeout.
-// - Any error completion moves the QP to ERR, which flushes the rest (WR_FLUSH_ERR).
+// - An error completion moves an RC QP to ERR, which flushes the rest (WR_FLUSH_ERR); a
+//   UC/UD send error moves the QP to SQE instead (send queue flushed, receives go on).
 // - lkey == rkey. Atomic originals are returned in host byte order.
 #pragma once
 
@@ -262,6 +263,10 @@ struct Hca::Impl {
   int modify_qp(Qp& qp, const QpAttr& attr, uint32_t mask);
   // Moves the QP to ERR: flushes every WQE with WR_FLUSH_ERR, cancels timers.
   void enter_error(Qp& qp);
+  // UC/UD: a send WQE completed in error. The QP enters SQE: the rest of the send queue is
+  // flushed (WR_FLUSH_ERR), nothing is sent until modify_qp SQE->RTS, the receive queue
+  // keeps working.
+  void enter_sq_error(Qp& qp);
   // Raises an affiliated asynchronous event of `qp` (IBTA 11.6.3).
   void qp_event(const Qp& qp, AsyncEventType type);
   void reset_qp(Qp& qp);
@@ -294,7 +299,7 @@ struct Hca::Impl {
   // In SQD: once nothing is outstanding, clears sq_draining and raises SQ_DRAINED.
   void check_drained(Qp& qp);
   // Completes the WQEs before sq[i] (done: success, else flushed), sq[i] with `status`,
-  // and moves the QP to ERR (which flushes the rest).
+  // and moves an RC QP to ERR, a UC/UD QP to SQE (either flushes the rest).
   void fail_wqe(Qp& qp, size_t i, WcStatus status);
   bool ack_upto(Qp& qp, uint32_t psn);   // implicit/explicit ACK; true on progress
   bool outstanding(const Qp& qp) const;  // started WQEs not yet done

@@ -200,6 +200,22 @@ void Hca::Impl::enter_error(Qp& qp) {
   }
 }
 
+// IBTA 10.3.1 (SQ Error state, all QP types but RC): a send WQE that completes in error
+// stops the send queue; WRs already on it and WRs posted later complete with WR_FLUSH_ERR.
+// C10-38: receives posted before keep being processed and new ones can be posted. Mellanox
+// HCAs behave so: IPoIB (a UD QP) queries for IB_QPS_SQE after a failed send and moves it
+// back to RTS (Linux drivers/infiniband/ulp/ipoib/ipoib_ib.c, ipoib_qp_state_validate_work).
+// No affiliated async event: the error completion is the report.
+void Hca::Impl::enter_sq_error(Qp& qp) {
+  qp.attr.qp_state = qp.attr.cur_qp_state = QpState::Sqe;
+  qp.attr.sq_draining = false;
+  std::deque<SendWqe> sq;
+  sq.swap(qp.sq);
+  qp.tx_wqe = 0;
+  qp.tx_pkt = 0;
+  for (const SendWqe& w : sq) complete_send(qp, w, WcStatus::WrFlushErr);
+}
+
 void Hca::Impl::reset_qp(Qp& qp) {
   engine.cancel(qp.ack_timer);
   engine.cancel(qp.rnr_wait);

@@ -465,7 +465,11 @@ void Hca::Impl::fail_wqe(Qp& qp, size_t i, WcStatus status) {
   }
   qp.tx_wqe = 0;
   qp.tx_pkt = 0;
-  enter_error(qp);
+  if (qp.init.type == QpType::RC) {
+    enter_error(qp);
+  } else {
+    enter_sq_error(qp);
+  }
 }
 
 }  // namespace rdmasim::nic

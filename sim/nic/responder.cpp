@@ -130,7 +130,8 @@ net::PacketPtr Hca::Impl::pop_response(Qp& qp) {
 
 void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
   const QpState st = qp.attr.qp_state;
-  if (st != QpState::Rtr && st != QpState::Rts && st != QpState::Sqd) return;
+  // SQE (UC only; RC never enters it): the receive side works on (IBTA C10-38).
+  if (st != QpState::Rtr && st != QpState::Rts && st != QpState::Sqd && st != QpState::Sqe) return;
   // IBTA 11.6.3: Communication Established, once, for the first packet received in RTR.
   if (st == QpState::Rtr && !qp.comm_est && qp.init.type != QpType::UD) {
     qp.comm_est = true;
@@ -430,7 +431,7 @@ void Hca::Impl::flush_all_writes() {
 
 void Hca::Impl::handle_ud(Qp& qp, net::Packet& p) {
   const QpState st = qp.attr.qp_state;
-  if (st != QpState::Rtr && st != QpState::Rts && st != QpState::Sqd) return;
+  if (st != QpState::Rtr && st != QpState::Rts && st != QpState::Sqd && st != QpState::Sqe) return;
   const uint8_t op = p.bth.opcode & 0x1f;
   if (op != 0x04 && op != 0x05) return;
   if (p.deth.qkey != qp.attr.qkey) return;  // Q_Key mismatch: silently dropped

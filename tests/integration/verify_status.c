@@ -7,7 +7,8 @@
  *   verify_status [-d DEV] [-g GIDX]
  *
  * Also the affiliated and unaffiliated asynchronous events (man ibv_get_async_event) of an
- * SRQ, a QP and a CQ, read from the context's async_fd with a timeout.
+ * SRQ, a QP and a CQ, read from the context's async_fd with a timeout, and a UD QP's SQ
+ * Error state (IBTA 10.3.1) after a failed send.
  *
  * Prints one "ok  :"/"FAIL:" line per check; exits 0 only if every check passed.
  */
@@ -37,7 +38,7 @@ struct opts {
   uint32_t max_send_wr;
   int cqe_a;                 /* the requester's CQ size (0: 64) */
 };
-static const struct opts defaults = {10, 2, 7, 1, 4, 4, ALL_REMOTE, 16};
+static const struct opts defaults = {10, 2, 7, 1, 4, 4, ALL_REMOTE, 16, 0};
 
 /* a sends to b; b is the responder. */
 struct pair { struct ibv_cq *cqa, *cqb; struct ibv_qp *a, *b; };
@@ -469,6 +470,73 @@ static void async_events(void) {
   free_pair(&p);
 }
 
+/* A UD QP of this port, in RTS (QP and CQ on `cq`). */
+static struct ibv_qp *ud_qp(struct ibv_cq *cq) {
+  struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+                                .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
+  struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+  if (!qp) die("create_qp UD");
+  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111};
+  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)) die("UD to INIT");
+  a.qp_state = IBV_QPS_RTR;
+  if (ibv_modify_qp(qp, &a, IBV_QP_STATE)) die("UD to RTR");
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = 0;
+  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN)) die("UD to RTS");
+  return qp;
+}
+
+static int ud_post(struct ibv_qp *qp, struct ibv_ah *ah, uint32_t dest, size_t off, uint32_t len, uint64_t wr_id) {
+  struct ibv_sge s = sge_at(off, len);
+  struct ibv_send_wr wr = {.wr_id = wr_id, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+                           .send_flags = IBV_SEND_SIGNALED}, *bad;
+  wr.wr.ud.ah = ah;
+  wr.wr.ud.remote_qpn = dest;
+  wr.wr.ud.remote_qkey = 0x11111111;
+  return ibv_post_send(qp, &wr, &bad);
+}
+
+static void send_queue_error(void) {
+  /* IBTA 10.3.1: a UD (or UC) send WR that completes in error moves the QP to the SQ Error
+   * state, not ERR: later sends are flushed, receives still work, and ibv_modify_qp
+   * SQE->RTS (IBV_QP_STATE alone) recovers. The error: a message above the path MTU. */
+  struct ibv_cq *cq1 = ibv_create_cq(ctx, 16, NULL, NULL, 0), *cq2 = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+  if (!cq1 || !cq2) die("create_cq");
+  struct ibv_qp *q1 = ud_qp(cq1), *q2 = ud_qp(cq2);
+  struct ibv_ah_attr aa = {.dlid = port.lid, .port_num = 1};
+  if (port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+    aa.is_global = 1;
+    aa.grh.dgid = gid;
+    aa.grh.sgid_index = gidx;
+    aa.grh.hop_limit = 64;
+  }
+  struct ibv_ah *ah = ibv_create_ah(pd, &aa);
+  if (!ah) die("create_ah");
+  const uint32_t mtu = 128u << port.active_mtu; /* IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5 */
+  check(ud_post(q1, ah, q2->qp_num, 0, mtu + 1, 90) == 0, "UD SEND of path MTU + 1 bytes is accepted at post");
+  expect(cq1, IBV_WC_LOC_LEN_ERR, 90, "UD SEND above the path MTU");
+  check(state_of(q1) == IBV_QPS_SQE, "the UD QP is in SQE after its send error");
+  ud_post(q1, ah, q2->qp_num, 0, 64, 91);
+  expect(cq1, IBV_WC_WR_FLUSH_ERR, 91, "a SEND posted in SQE");
+  /* Its receive queue works on: q2 sends to it (the payload after the 40 B GRH space). */
+  post_recv_at(q1, 32768, 40 + 64, 92);
+  ud_post(q2, ah, q1->qp_num, 0, 64, 93);
+  expect(cq2, IBV_WC_SUCCESS, 93, "q2's SEND to the QP in SQE");
+  expect(cq1, IBV_WC_SUCCESS, 92, "the QP in SQE receives");
+  struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTS};
+  check(ibv_modify_qp(q1, &a, IBV_QP_STATE) == 0, "ibv_modify_qp SQE->RTS: 0");
+  check(state_of(q1) == IBV_QPS_RTS, "the UD QP is in RTS again");
+  post_recv_at(q2, 32768 + 4096, 40 + 64, 94);
+  ud_post(q1, ah, q2->qp_num, 0, 64, 95);
+  expect(cq1, IBV_WC_SUCCESS, 95, "a SEND after SQE->RTS");
+  expect(cq2, IBV_WC_SUCCESS, 94, "and its receive");
+  ibv_destroy_ah(ah);
+  ibv_destroy_qp(q1);
+  ibv_destroy_qp(q2);
+  ibv_destroy_cq(cq1);
+  ibv_destroy_cq(cq2);
+}
+
 static void modify_errors(void) {
   /* man ibv_modify_qp: the required and optional attributes per transition (IBTA 11.2.1
    * table); a missing required one or one not allowed is EINVAL, and the QP is unchanged. */
@@ -515,6 +583,7 @@ int main(int argc, char **argv) {
   retry_errors();
   post_errors();
   modify_errors();
+  send_queue_error();
 
   ibv_dereg_mr(mr);
   ibv_dealloc_pd(pd);
