@@ -212,6 +212,14 @@ class EgressPort {
   void apply_credit(const Packet& fc);
   bool credits_enabled() const { return credits_enabled_; }
   // Bytes VL `vl` may still send before it runs out of credit (FCCL - FCTBS; never negative).
+  // FCTBS: bytes VL `vl` has sent, mod 2^32.
+  uint32_t fctbs(uint8_t vl) const { return credit_sent_[vl & 7]; }
+  // VL `vl` has a packet queued that its credit does not cover.
+  bool credit_blocked(uint8_t vl) const {
+    const uint8_t c = vl & 7;
+    return credits_enabled_ && !queues_[c].empty() &&
+           static_cast<int32_t>(credit_limit_[c] - (credit_sent_[c] + queues_[c].front()->wire_bytes)) < 0;
+  }
   int64_t credits_available(uint8_t vl) const {
     return static_cast<int32_t>(credit_limit_[vl & 7] - credit_sent_[vl & 7]);
   }

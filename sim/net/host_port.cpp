@@ -21,7 +21,10 @@ bool HostPort::ready(uint8_t priority) const {
   return egress_.has_room(c) && !egress_.paused(c);
 }
 
-void HostPort::send(PacketPtr pkt) { egress_.enqueue(std::move(pkt), /*ignore_limit=*/true); }
+void HostPort::send(PacketPtr pkt) {
+  if (fc_) fc_->queued();
+  egress_.enqueue(std::move(pkt), /*ignore_limit=*/true);
+}
 
 void HostPort::set_ready_callback(std::function<void()> cb) { egress_.set_drain_callback(std::move(cb)); }
 
@@ -30,7 +33,7 @@ void HostPort::receive(PacketPtr pkt, int) {
   ++c.rx_packets;
   c.rx_bytes += pkt->wire_bytes;
   // The class it arrived in: its VL on InfiniBand, else the traffic class.
-  const uint8_t cls = own_buffer_bytes_ ? pkt->vl & 7 : pkt->priority & 7;
+  const uint8_t cls = fc_ ? pkt->vl & 7 : pkt->priority & 7;
   if (pkt->kind == PacketKind::Transport || pkt->kind == PacketKind::Cnp) {
     ++c.rx_packets_per_class[cls];
     c.rx_bytes_per_class[cls] += pkt->wire_bytes;
@@ -40,9 +43,10 @@ void HostPort::receive(PacketPtr pkt, int) {
     return;
   }
   if (pkt->kind == PacketKind::IbCredit) {
-    egress_.apply_credit(*pkt);
+    if (fc_) fc_->on_fcp(*pkt);
     return;
   }
+  if (fc_) fc_->received(cls, pkt->wire_bytes);
   if (rx_buffered()) {
     buffer(std::move(pkt), cls);
     return;
@@ -105,19 +109,7 @@ void HostPort::send_xoff(uint8_t cls) {
 }
 
 void HostPort::deliver(PacketPtr pkt, uint8_t cls) {
-  if (own_buffer_bytes_) {
-    const uint8_t vl = cls;
-    credits_freed_[vl] += pkt->wire_bytes;
-    auto fc = std::make_unique<Packet>();
-    fc->kind = PacketKind::IbCredit;
-    fc->link_layer = LinkLayer::InfiniBand;
-    fc->priority = vl;
-    fc->vl = vl;
-    fc->credits = credits_freed_[vl] + own_buffer_bytes_;  // FCCL
-    fc->wire_bytes = kIbFlowControlBytes;
-    fc->frame_bytes = kIbFlowControlBytes;
-    egress_.enqueue(std::move(fc));
-  }
+  if (fc_) fc_->freed(cls, pkt->wire_bytes);
   if (!receiver_) {
     ++undelivered_;
     return;
@@ -127,7 +119,7 @@ void HostPort::deliver(PacketPtr pkt, uint8_t cls) {
 
 void HostPort::enable_credits(uint32_t peer_buffer_bytes, uint32_t own_buffer_bytes) {
   egress_.enable_credits(peer_buffer_bytes);
-  own_buffer_bytes_ = own_buffer_bytes;
+  fc_ = std::make_unique<IbFlowControl>(engine_, egress_, own_buffer_bytes);
 }
 
 }  // namespace rdmasim::net

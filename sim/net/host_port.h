@@ -8,6 +8,7 @@
 
 #include "sim/core/engine.h"
 #include "sim/net/egress_port.h"
+#include "sim/net/ib_flow_control.h"
 #include "sim/net/packet.h"
 
 namespace rdmasim::net {
@@ -68,6 +69,8 @@ class HostPort : public Transmitter, public Node {
   // buffer of `own_buffer_bytes` per VL (the HCA consumes packets at once).
   void enable_credits(uint32_t peer_buffer_bytes, uint32_t own_buffer_bytes);
 
+  // InfiniBand: the port's link-level flow control (null until enable_credits).
+  IbFlowControl* flow_control() { return fc_.get(); }
   EgressPort& egress() { return egress_; }
   const EgressPort& egress() const { return egress_; }
   const PortCounters& counters() const { return egress_.counters(); }
@@ -97,8 +100,7 @@ class HostPort : public Transmitter, public Node {
   EgressPort egress_;
   HostRxConfig rx_;
   Node* receiver_ = nullptr;
-  uint32_t own_buffer_bytes_ = 0;               // 0: no credit return
-  std::array<uint32_t, kNumClasses> credits_freed_{};
+  std::unique_ptr<IbFlowControl> fc_;           // InfiniBand: credit return (null: none)
   uint64_t undelivered_ = 0;
   // Receive buffer.
   std::deque<Buffered> rx_queue_;

@@ -163,6 +163,9 @@ struct Packet {
   std::array<uint16_t, 8> pause_quanta{};  // PfcPause: per-priority quanta (0 = XON)
   uint8_t pause_enable_mask = 0;           // PfcPause: class-enable vector
   uint32_t credits = 0;                    // IbCredit: flow-control credit limit (FCCL) for `vl`
+  uint32_t fctbs = 0;                      // IbCredit: the sender's total bytes sent on `vl`
+  bool fc_waiting = false;                 // IbCredit, simulator-only: the sender has packets
+                                           // on `vl` waiting for credit (ib_flow_control.h)
 
   // --- transport part (the HCA's) ---
   uint16_t headers = 0;            // HeaderBits

@@ -56,7 +56,10 @@ int Switch::add_port(Rate rate, uint32_t peer_buffer_bytes) {
   auto p = std::make_unique<Port>();
   p->headroom = config_.pfc.headroom_bytes;
   p->egress = std::make_unique<EgressPort>(engine_, ec);
-  if (config_.ib_vl_buffer_bytes) p->egress->enable_credits(peer_buffer_bytes);
+  if (config_.ib_vl_buffer_bytes) {
+    p->egress->enable_credits(peer_buffer_bytes);
+    p->fc = std::make_unique<IbFlowControl>(engine_, *p->egress, config_.ib_vl_buffer_bytes);
+  }
   const int idx = static_cast<int>(ports_.size());
   p->egress->set_dequeue_hook([this, idx](const Packet& pkt) { on_dequeue(idx, pkt); });
   ports_.push_back(std::move(p));
@@ -86,9 +89,10 @@ void Switch::receive(PacketPtr pkt, int port) {
     return;
   }
   if (pkt->kind == PacketKind::IbCredit) {
-    ports_[port]->egress->apply_credit(*pkt);
+    if (ports_[port]->fc) ports_[port]->fc->on_fcp(*pkt);
     return;
   }
+  if (ports_[port]->fc) ports_[port]->fc->received(cls, pkt->wire_bytes);
   pkt->switch_ingress = port;
   pkt->ingress_class = cls;
   pkt->in_headroom = false;
@@ -102,7 +106,7 @@ void Switch::receive(PacketPtr pkt, int port) {
         ++c.drops;
         ++c.drops_per_class[cls];
         c.drop_bytes += pkt->wire_bytes;
-        if (config_.ib_vl_buffer_bytes) return_credit(port, cls, pkt->wire_bytes);
+        if (config_.ib_vl_buffer_bytes) ports_[port]->fc->freed(cls, pkt->wire_bytes);
         return;
       }
       pkt->in_headroom = true;
@@ -146,6 +150,7 @@ void Switch::forward(PacketPtr pkt) {
     release(ingress, in_cls, bytes, in_headroom);
     return;
   }
+  if (ib) ports_[out]->fc->queued();
   if (!ports_[out]->egress->enqueue(std::move(pkt), /*ignore_limit=*/ib)) {
     release(ingress, in_cls, bytes, in_headroom);
     return;
@@ -195,7 +200,7 @@ void Switch::on_dequeue(int port, const Packet& pkt) {
 
 void Switch::release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom) {
   if (ingress < 0) return;
-  if (config_.ib_vl_buffer_bytes) return_credit(ingress, cls, bytes);
+  if (config_.ib_vl_buffer_bytes) ports_[ingress]->fc->freed(cls, bytes);
   if (!lossless(cls)) return;
   Port& in = *ports_[ingress];
   if (in_headroom) in.headroom_used[cls] -= bytes;
@@ -206,21 +211,6 @@ void Switch::release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom)
     in.xoff_refresh[cls] = EventId{};
     send_pfc(ingress, cls, 0);
   }
-}
-
-void Switch::return_credit(int port, uint8_t vl, uint32_t bytes) {
-  Port& in = *ports_[port];
-  in.credits_freed[vl] += bytes;
-  auto fc = std::make_unique<Packet>();
-  fc->kind = PacketKind::IbCredit;
-  fc->link_layer = LinkLayer::InfiniBand;
-  fc->priority = vl;
-  fc->vl = vl;
-  fc->credits = in.credits_freed[vl] + config_.ib_vl_buffer_bytes;  // FCCL
-  fc->wire_bytes = kIbFlowControlBytes;
-  fc->frame_bytes = kIbFlowControlBytes;
-  fc->created = engine_.now();
-  in.egress->enqueue(std::move(fc));
 }
 
 void Switch::send_xoff(int port, uint8_t cls) {

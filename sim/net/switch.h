@@ -11,6 +11,7 @@
 #include "sim/core/engine.h"
 #include "sim/net/delay_line.h"
 #include "sim/net/egress_port.h"
+#include "sim/net/ib_flow_control.h"
 #include "sim/net/packet.h"
 
 namespace rdmasim::net {
@@ -115,6 +116,8 @@ class Switch : public Node {
   int add_port(Rate rate, uint32_t peer_buffer_bytes = 0);
   size_t num_ports() const { return ports_.size(); }
   EgressPort& port(int i) { return *ports_[i]->egress; }
+  // InfiniBand: the port's link-level flow control (null on Ethernet).
+  IbFlowControl* flow_control(int i) { return ports_[i]->fc.get(); }
   const EgressPort& port(int i) const { return *ports_[i]->egress; }
   const PortCounters& counters(int i) const { return ports_[i]->egress->counters(); }
   uint64_t unroutable() const { return unroutable_; }
@@ -148,7 +151,7 @@ class Switch : public Node {
     std::array<uint64_t, kNumClasses> ingress_bytes{};  // buffered bytes that arrived here
     std::array<bool, kNumClasses> xoff_sent{};
     std::array<EventId, kNumClasses> xoff_refresh{};
-    std::array<uint32_t, kNumClasses> credits_freed{};  // IB: bytes released, mod 2^32
+    std::unique_ptr<IbFlowControl> fc;                   // IB: credits returned on this port
     std::array<uint64_t, kNumClasses> queue_bytes{};    // shared buffer: egress queue bytes
     uint64_t headroom = 0;                               // per lossless class
     std::array<uint64_t, kNumClasses> headroom_used{};  // bytes held in headroom
@@ -160,7 +163,6 @@ class Switch : public Node {
   void release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom);
   void send_pfc(int port, uint8_t cls, uint16_t quanta);
   void send_xoff(int port, uint8_t cls);
-  void return_credit(int port, uint8_t vl, uint32_t bytes);
 
   Engine& engine_;
   SwitchConfig config_;

@@ -109,6 +109,13 @@ class BuiltFabric : public Fabric {
       };
       const int pa = end_port(ls.a, ls.b), pb = end_port(ls.b, ls.a);
       link_ports_[l] = {pa, pb};
+      // IB on a link that loses packets: periodic FCPs at both ends (ib_flow_control.h).
+      if (ib() && (ls.loss_rate > 0 || ls.ber > 0))
+        for (const auto& [e, port] : {std::pair(ls.a, pa), std::pair(ls.b, pb)}) {
+          net::IbFlowControl* fc = e.is_switch ? switches_[e.index]->flow_control(port)
+                                               : host_ports_[e.index]->flow_control();
+          if (fc) fc->set_periodic(true);
+        }
       const std::string stream = "link/" + std::to_string(l);
       net::LinkFaults f{.loss_rate = ls.loss_rate, .ber = ls.ber, .rng_stream = stream + "/ab"};
       links_.push_back(std::make_unique<net::LinkDirection>(engine, egress(ls.a, pa), node(ls.b), pb, ls.latency, f));

@@ -148,8 +148,10 @@ bool encode_pfc(const Packet& p, std::vector<uint8_t>& o) {
 }
 
 // IBTA flow-control packet: Op (4 bits, 0 = normal), FCTBS (12), VL (4), FCCL (12), LPCRC.
-// FCCL is in 64-byte blocks mod 4096; the model tracks absolute byte limits and no blocks
-// sent, so FCTBS is written as 0. LPCRC uses the VCRC polynomial.
+// FCCL is in 64-byte blocks mod 4096 (the model counts bytes: written as bytes / 64).
+// FCTBS is written as 0 although the model carries it (Packet::fctbs): tshark 4.0 reports
+// link packets with a nonzero FCTBS as malformed InfiniBand Link packets (seen on every
+// credit packet of an IB pingpong capture). LPCRC uses the VCRC polynomial.
 bool encode_ib_credit(const Packet& p, std::vector<uint8_t>& o) {
   const size_t start = o.size();
   put16(o, 0);                                                      // Op 0, FCTBS 0
