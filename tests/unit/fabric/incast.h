@@ -3,6 +3,8 @@
 // fabric benchmark.
 #pragma once
 
+#include <algorithm>
+#include <climits>
 #include <functional>
 #include <map>
 #include <memory>
@@ -77,6 +79,25 @@ inline IncastResult run_incast(const nlohmann::json& config, uint64_t bytes, uin
   r.events = e.events_run();
   return r;
 }
+
+// Checks every listed port's credit on every VL each time any packet leaves a tapped port.
+struct CreditWatch : net::PacketTap {
+  std::vector<net::EgressPort*> ports;
+  int64_t min_credit = INT64_MAX;
+  uint64_t checks = 0;
+  void on_transmit(const net::Packet&, Time) override {
+    for (net::EgressPort* p : ports)
+      for (uint8_t vl = 0; vl < 8; ++vl) min_credit = std::min(min_credit, p->credits_available(vl));
+    ++checks;
+  }
+  // Taps and watches every egress port of `f`.
+  void watch(topo::Fabric& f) {
+    for (const topo::FabricPort& p : f.egress_ports()) {
+      ports.push_back(p.egress);
+      p.egress->set_tap(this);
+    }
+  }
+};
 
 inline nlohmann::json incast_star(nlohmann::json sw, const char* link_layer = "roce") {
   return {{"link_layer", link_layer},

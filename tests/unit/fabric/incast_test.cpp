@@ -138,21 +138,6 @@ TEST_CASE("incast: the shipped configs/star_roce.json is lossless under the 15:1
   CHECK(utilization(r) >= 0.99);
 }
 
-namespace {
-
-// Checks every port's credit on every VL each time any packet leaves any port.
-struct CreditWatch : net::PacketTap {
-  std::vector<net::EgressPort*> ports;
-  int64_t min_credit = INT64_MAX;
-  uint64_t checks = 0;
-  void on_transmit(const net::Packet&, Time) override {
-    for (net::EgressPort* p : ports)
-      for (uint8_t vl = 0; vl < 8; ++vl) min_credit = std::min(min_credit, p->credits_available(vl));
-    ++checks;
-  }
-};
-
-}  // namespace
 
 TEST_CASE("incast: the shipped configs/star_ib.json is lossless under the 15:1 incast, credit never negative") {
   // 128 KiB of credit per (ingress port, VL): 15 ingress ports may hold 1.9 MiB for the one
@@ -160,13 +145,9 @@ TEST_CASE("incast: the shipped configs/star_ib.json is lossless under the 15:1 i
   // so the egress class limit must not drop anything (it dropped 5627 of these 7680 packets).
   std::ifstream in(std::string(RDMASIM_SOURCE_DIR) + "/configs/star_ib.json");
   REQUIRE(in.good());
-  CreditWatch watch;
-  const test::IncastResult r = test::run_incast(json::parse(in), kBytes, 4096, [&](topo::Fabric& f) {
-    for (const topo::FabricPort& p : f.egress_ports()) {
-      watch.ports.push_back(p.egress);
-      p.egress->set_tap(&watch);
-    }
-  });
+  test::CreditWatch watch;
+  const test::IncastResult r =
+      test::run_incast(json::parse(in), kBytes, 4096, [&](topo::Fabric& f) { watch.watch(f); });
   CHECK(r.rx_packets == r.sent_packets);
   uint64_t drops = 0;
   for (int p = 0; p < 16; ++p) drops += r.counters["sw0/" + std::to_string(p)]["drops"].get<uint64_t>();

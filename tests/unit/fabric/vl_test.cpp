@@ -8,6 +8,7 @@
 
 #include "sim/net/headers.h"
 #include "sim/topo/fabric.h"
+#include "tests/unit/fabric/incast.h"
 
 using namespace rdmasim;
 using nlohmann::json;
@@ -29,17 +30,6 @@ struct Sink : net::Node {
   std::map<uint8_t, uint64_t> vl_packets;
 };
 
-// After every packet a port sends: the lowest credit any VL of any port had.
-struct CreditTap : net::PacketTap {
-  std::vector<net::EgressPort*> ports;
-  int64_t min_credit = INT64_MAX;
-  uint64_t checks = 0;
-  void on_transmit(const net::Packet&, Time) override {
-    for (net::EgressPort* p : ports)
-      for (uint8_t vl = 0; vl < 8; ++vl) min_credit = std::min(min_credit, p->credits_available(vl));
-    ++checks;
-  }
-};
 
 }  // namespace
 
@@ -63,11 +53,8 @@ TEST_CASE("fabric vl: SL 0 and SL 1 into one port share it 25/75 by the switch's
   const uint32_t wire = net::base_wire_bytes(net::LinkLayer::InfiniBand, 4096);
   Sink sink(e, uint64_t{kPackets} * wire);
   f->attach_nic(2, &sink);
-  CreditTap tap;
-  for (const topo::FabricPort& p : f->egress_ports()) {
-    tap.ports.push_back(p.egress);
-    p.egress->set_tap(&tap);
-  }
+  test::CreditWatch tap;  // after every packet a port sends: the lowest credit of any VL
+  tap.watch(*f);
   for (size_t s = 0; s < 2; ++s)
     for (int i = 0; i < kPackets; ++i) {
       auto p = std::make_unique<net::Packet>();

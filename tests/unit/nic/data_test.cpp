@@ -213,6 +213,27 @@ TEST_CASE("ud: a send lands after the 40 B GRH; a wrong Q_Key is dropped") {
   CHECK(p.a.wcs[2].wc.status == WcStatus::LocLenErr);
 }
 
+namespace {
+
+// A UD pair on InfiniBand: b posts one receive of `dst`, a sends `src` to b (by LID).
+// Returns the send WR, not yet posted, for the caller to amend.
+SendWr ud_ib_send(Pair& p, const QpParams& qp, std::vector<uint8_t>& src, std::vector<uint8_t>& dst) {
+  auto ks = p.reg(p.a, src);
+  auto kd = p.reg(p.b, dst);
+  RecvWr rr;
+  rr.sgl = {sge_of(dst, kd.lkey)};
+  REQUIRE(p.b.hca->post_recv(p.b.qpn, rr) == 0);
+  SendWr wr;
+  wr.opcode = WrOpcode::Send;
+  wr.sgl = {sge_of(src, ks.lkey)};
+  wr.av.dlid = static_cast<uint16_t>(p.addr_b);
+  wr.remote_qpn = p.b.qpn;
+  wr.remote_qkey = qp.qkey;
+  return wr;
+}
+
+}  // namespace
+
 TEST_CASE("ud on InfiniBand: the payload starts at offset 40 with or without a GRH") {
   // man ibv_post_recv: for a UD QP the GRH goes into the first 40 bytes of the buffer and
   // "in all cases, the actual data of the incoming message will start at an offset of 40
@@ -226,17 +247,7 @@ TEST_CASE("ud on InfiniBand: the payload starts at offset 40 with or without a G
   const uint32_t len = 300;
   auto src = pattern(len, 3);
   std::vector<uint8_t> dst(40 + len, 0xee);
-  auto ks = p.reg(p.a, src);
-  auto kd = p.reg(p.b, dst);
-  RecvWr rr;
-  rr.sgl = {sge_of(dst, kd.lkey)};
-  REQUIRE(p.b.hca->post_recv(p.b.qpn, rr) == 0);
-  SendWr wr;
-  wr.opcode = WrOpcode::Send;
-  wr.sgl = {sge_of(src, ks.lkey)};
-  wr.av.dlid = static_cast<uint16_t>(p.addr_b);
-  wr.remote_qpn = p.b.qpn;
-  wr.remote_qkey = qp.qkey;
+  SendWr wr = ud_ib_send(p, qp, src, dst);
   bool global = false;
   SUBCASE("not global: no GRH") {}
   SUBCASE("is_global: a GRH") {
@@ -265,17 +276,7 @@ TEST_CASE("ud: a receive buffer without room for 40 B of GRH space and the paylo
   Pair p(qp, us(1), net::LinkLayer::InfiniBand);
   auto src = pattern(100, 5);
   std::vector<uint8_t> dst(40 + 99, 0);
-  auto ks = p.reg(p.a, src);
-  auto kd = p.reg(p.b, dst);
-  RecvWr rr;
-  rr.sgl = {sge_of(dst, kd.lkey)};
-  REQUIRE(p.b.hca->post_recv(p.b.qpn, rr) == 0);
-  SendWr wr;
-  wr.opcode = WrOpcode::Send;
-  wr.sgl = {sge_of(src, ks.lkey)};
-  wr.av.dlid = static_cast<uint16_t>(p.addr_b);
-  wr.remote_qpn = p.b.qpn;
-  wr.remote_qkey = qp.qkey;
+  SendWr wr = ud_ib_send(p, qp, src, dst);
   REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
   p.engine.run();
   REQUIRE(p.b.wcs.size() == 1);
