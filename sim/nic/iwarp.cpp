@@ -93,7 +93,11 @@ void Hca::Impl::iwarp_on_modify(Qp& qp) {
   // FPDUs are sized by the TCP MSS, one per segment; path_mtu plays no part (siw and
   // iw_cxgb4 ignore it too).
   qp.mtu = iwarp::max_fpdu_payload(tc.mss);
-  if (qp.tcp) return;
+  if (qp.tcp) {
+    // RTR -> RTS: the initiator opens the connection now (its MPA Request).
+    if (st == QpState::Rts && qp.tcp->initiator && !qp.tcp->start_sent) iwarp_send_start(qp);
+    return;
+  }
   // From here on the address vector names the peer by its MAC GID, whichever way it was
   // found (modify_qp refused RTR when neither gave one).
   const net::Address peer = iwarp_resolve_peer(qp.attr.ah_attr, qp.attr.dest_qp_num);
@@ -111,17 +115,24 @@ void Hca::Impl::iwarp_on_modify(Qp& qp) {
   qp.tcp->peer_isn = peer_isn;
   // The start frame still goes on the wire once, unacknowledged and ignored by the peer, so
   // a capture shows the stream's beginning (Wireshark's MPA dissector needs it, the Request
-  // before the Reply). The side with the lower (address, QPN) plays the initiator and sends
-  // the Request now; the other sends the Reply once it has seen the Request (at once if it
-  // came before this RTR).
+  // before the Reply). The side with the lower (address, QPN) plays the initiator: the
+  // connection forms when it reaches RTS, with its Request; the other side's half exists
+  // from RTR (it may receive as soon as the peer is in RTS) and sends the Reply once it
+  // has seen the Request (at once if it came before this RTR).
   qp.tcp->initiator = std::pair(config.address, qp.qpn) < std::pair(peer_address(qp), qp.attr.dest_qp_num);
-  if (qp.tcp->initiator || qp.mpa_request_seen) iwarp_send_start(qp);
-  else qp.tcp->reply_pending = true;
+  if (qp.tcp->initiator) {
+    if (st == QpState::Rts) iwarp_send_start(qp);
+  } else if (qp.mpa_request_seen) {
+    iwarp_send_start(qp);
+  } else {
+    qp.tcp->reply_pending = true;
+  }
 }
 
 void Hca::Impl::iwarp_send_start(Qp& qp) {
   iwarp::Conn& c = *qp.tcp;
   c.reply_pending = false;
+  c.start_sent = true;
   auto start = std::make_shared<net::Packet>();
   start->fpdu.mpa_request = c.initiator;
   start->fpdu.mpa_reply = !c.initiator;

@@ -2,9 +2,11 @@
 // (DDP/RDMAP inside) over its own TCP connection (sim/nic/iwarp_tcp.h).
 //
 // How it sits on the RC model (hooks in hca.cpp, requester.cpp, responder.cpp):
-// - The connection forms when the QP reaches RTR (its receiving half is needed as soon as
-//   the peer may send) — there is no rdma_cm: both sides derive the ISNs and ports from the
-//   QPNs and addresses they exchanged out of band.
+// - The connection forms when the initiating QP (the lower address and QPN) reaches RTS:
+//   its MPA Request goes out then, and the peer answers with the Reply. Each side's TCP
+//   state exists from RTR (its receiving half is needed as soon as the peer may send).
+//   There is no rdma_cm: both sides derive the ISNs and ports from the QPNs and addresses
+//   they exchanged out of band.
 // - The RC requester and responder still segment messages and place data; each packet they
 //   build becomes one FPDU, pushed into the TCP send queue when the congestion and receive
 //   windows have room. TCP provides reliability and order, so the RC ACK timer, ACKs and
@@ -87,6 +89,7 @@ struct Conn {
   uint32_t isn = 0, peer_isn = 0;
   bool initiator = false;
   bool reply_pending = false;
+  bool start_sent = false;    // this side's MPA start frame (Request or Reply) went out
 };
 
 }  // namespace rdmasim::nic::iwarp

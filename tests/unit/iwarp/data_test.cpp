@@ -183,9 +183,45 @@ TEST_CASE("iwarp: RTR needs a peer address: a MAC GID or a QPN that names a host
   CHECK(p.a.hca->modify_qp(qpn, at, mask) == 0);
 }
 
+TEST_CASE("iwarp: the connection forms when the initiator reaches RTS, not at RTR") {
+  // The issue's rule (no rdma_cm yet): a (10.0.0.1, the lower address, so the initiator)
+  // opens the connection with its MPA Request when its QP reaches RTS; in RTR it sends
+  // nothing. A second QP on a, pointed at b's QP, shows both steps.
+  Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
+  std::vector<net::Packet> out;  // what a sends from here on
+  p.a.wire->drop = [&](const net::Packet& pkt) {
+    out.push_back(pkt);
+    return false;
+  };
+  const uint32_t qpn = p.add_qp(p.a, iwarp_qp());
+  QpAttr at;
+  at.qp_state = QpState::Init;
+  at.port_num = 1;
+  at.qp_access_flags = kAccessRemoteWrite;
+  REQUIRE(p.a.hca->modify_qp(qpn, at, kQpState | kQpPkeyIndex | kQpPort | kQpAccessFlags) == 0);
+  at.qp_state = QpState::Rtr;
+  at.path_mtu = 3;
+  at.dest_qp_num = p.b.qpn;
+  at.max_dest_rd_atomic = 1;
+  at.ah_attr.dgid = iwarp_gid_of(Pair::kIpB);
+  REQUIRE(p.a.hca->modify_qp(qpn, at, kQpState | kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn |
+                                          kQpMaxDestRdAtomic | kQpMinRnrTimer) == 0);
+  CHECK(out.empty());  // RTR: nothing on the wire
+  at.qp_state = QpState::Rts;
+  at.timeout = 14;
+  at.retry_cnt = 7;
+  at.rnr_retry = 7;
+  at.max_rd_atomic = 1;
+  REQUIRE(p.a.hca->modify_qp(qpn, at, kQpState | kQpSqPsn | kQpTimeout | kQpRetryCnt | kQpRnrRetry |
+                                          kQpMaxQpRdAtomic) == 0);
+  REQUIRE(out.size() == 1);  // RTS: the MPA Request, to b's QP
+  CHECK(out[0].fpdu.mpa_request);
+  CHECK(out[0].tcp.len == 20);
+}
+
 TEST_CASE("iwarp: the MPA Reply waits for the peer's Request, so captures see Request first") {
-  // Pair takes a (10.0.0.1, the lower address: the initiator) to RTR, then b, before any
-  // packet has arrived: a sends its Request at once, b holds its Reply back.
+  // Pair takes a (10.0.0.1, the lower address: the initiator) to RTS, then b, before any
+  // packet has arrived: a sends its Request at its RTS, b holds its Reply back.
   Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
   CHECK(p.a.wire->sent.size() == 1);
   CHECK(p.b.wire->sent.empty());
