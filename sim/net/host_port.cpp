@@ -8,12 +8,10 @@
 namespace rdmasim::net {
 
 HostPort::HostPort(Engine& engine, EgressConfig config, HostRxConfig rx)
-    : engine_(engine), egress_(engine, config), rx_(rx) {}
+    : engine_(engine), egress_(engine, config), rx_(rx), pfc_(engine, egress_) {}
 
 HostPort::~HostPort() {
   if (drain_done_) engine_.cancel(drain_done_);
-  for (EventId id : xoff_refresh_)
-    if (id) engine_.cancel(id);
 }
 
 bool HostPort::ready(uint8_t priority) const {
@@ -70,10 +68,7 @@ void HostPort::buffer(PacketPtr pkt, uint8_t cls) {
   rx_counters_.max_bytes = std::max(rx_counters_.max_bytes, rx_bytes_);
   rx_counters_.max_bytes_per_class[cls] = std::max(rx_counters_.max_bytes_per_class[cls], rx_class_bytes_[cls]);
   rx_queue_.push_back({std::move(pkt), cls});
-  if (lossless(cls) && !xoff_sent_[cls] && rx_class_bytes_[cls] > rx_.xoff_bytes) {
-    xoff_sent_[cls] = true;
-    send_xoff(cls);
-  }
+  if (lossless(cls) && rx_class_bytes_[cls] > rx_.xoff_bytes) pfc_.xoff(cls);
   if (!drain_done_) start_drain();
 }
 
@@ -90,22 +85,9 @@ void HostPort::drained() {
   const uint32_t bytes = b.pkt->wire_bytes;
   rx_bytes_ -= bytes;
   rx_class_bytes_[b.cls] -= bytes;
-  if (xoff_sent_[b.cls] && rx_class_bytes_[b.cls] <= rx_.xon_bytes) {
-    xoff_sent_[b.cls] = false;
-    if (xoff_refresh_[b.cls]) engine_.cancel(xoff_refresh_[b.cls]);
-    xoff_refresh_[b.cls] = EventId{};
-    egress_.enqueue(make_pfc_frame(b.cls, 0, engine_.now()));
-  }
+  if (rx_class_bytes_[b.cls] <= rx_.xon_bytes) pfc_.xon(b.cls);
   if (!rx_queue_.empty()) start_drain();
   deliver(std::move(b.pkt), b.cls);
-}
-
-void HostPort::send_xoff(uint8_t cls) {
-  egress_.enqueue(make_pfc_frame(cls, kPfcXoffQuanta, engine_.now()));
-  xoff_refresh_[cls] = engine_.schedule_in(pfc_xoff_refresh_interval(egress_.rate()), [this, cls] {
-    xoff_refresh_[cls] = EventId{};
-    if (xoff_sent_[cls]) send_xoff(cls);
-  });
 }
 
 void HostPort::deliver(PacketPtr pkt, uint8_t cls) {

@@ -9,6 +9,7 @@
 #include "sim/core/engine.h"
 #include "sim/net/egress_port.h"
 #include "sim/net/ib_flow_control.h"
+#include "sim/net/pfc_frame.h"
 #include "sim/net/packet.h"
 
 namespace rdmasim::net {
@@ -81,7 +82,7 @@ class HostPort : public Transmitter, public Node {
   bool rx_buffered() const { return rx_.drain_rate.bps != 0; }
   uint64_t rx_buffer_bytes() const { return rx_bytes_; }
   uint64_t rx_buffer_bytes(uint8_t cls) const { return rx_class_bytes_[cls & 7]; }
-  bool xoff_sent(uint8_t cls) const { return xoff_sent_[cls & 7]; }
+  bool xoff_sent(uint8_t cls) const { return pfc_.xoff_sent(cls); }
   const RxBufferCounters& rx_buffer_counters() const { return rx_counters_; }
 
  private:
@@ -94,7 +95,6 @@ class HostPort : public Transmitter, public Node {
   void start_drain();
   void drained();
   void deliver(PacketPtr pkt, uint8_t cls);
-  void send_xoff(uint8_t cls);
 
   Engine& engine_;
   EgressPort egress_;
@@ -107,8 +107,7 @@ class HostPort : public Transmitter, public Node {
   uint64_t rx_bytes_ = 0;
   std::array<uint64_t, kNumClasses> rx_class_bytes_{};
   EventId drain_done_;
-  std::array<bool, kNumClasses> xoff_sent_{};
-  std::array<EventId, kNumClasses> xoff_refresh_{};
+  PfcSender pfc_;                               // XOFF/XON sent for the receive buffer
   RxBufferCounters rx_counters_;
 };
 

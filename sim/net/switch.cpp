@@ -43,11 +43,7 @@ Switch::Switch(Engine& engine, SwitchConfig config)
   pipeline_.set_sink([this](PacketPtr pkt) { forward(std::move(pkt)); });
 }
 
-Switch::~Switch() {
-  for (auto& p : ports_)
-    for (EventId id : p->xoff_refresh)
-      if (id) engine_.cancel(id);
-}
+Switch::~Switch() = default;
 
 int Switch::add_port(Rate rate, uint32_t peer_buffer_bytes) {
   EgressConfig ec = config_.egress;
@@ -56,6 +52,7 @@ int Switch::add_port(Rate rate, uint32_t peer_buffer_bytes) {
   auto p = std::make_unique<Port>();
   p->headroom = config_.pfc.headroom_bytes;
   p->egress = std::make_unique<EgressPort>(engine_, ec);
+  p->pfc = std::make_unique<PfcSender>(engine_, *p->egress);
   if (config_.ib_vl_buffer_bytes) {
     p->egress->enable_credits(peer_buffer_bytes);
     p->fc = std::make_unique<IbFlowControl>(engine_, *p->egress, config_.ib_vl_buffer_bytes);
@@ -98,7 +95,7 @@ void Switch::receive(PacketPtr pkt, int port) {
   pkt->in_headroom = false;
   if (lossless(cls)) {
     Port& in = *ports_[port];
-    if (config_.pfc.headroom_limited && in.xoff_sent[cls]) {
+    if (config_.pfc.headroom_limited && in.pfc->xoff_sent(cls)) {
       // XOFF is in force: what still arrives goes into this port's headroom.
       if (in.headroom_used[cls] + pkt->wire_bytes > in.headroom) {
         ++c.headroom_drops;
@@ -114,10 +111,7 @@ void Switch::receive(PacketPtr pkt, int port) {
       c.headroom_max_bytes = std::max(c.headroom_max_bytes, in.headroom_used[cls]);
     }
     in.ingress_bytes[cls] += pkt->wire_bytes;
-    if (!in.xoff_sent[cls] && in.ingress_bytes[cls] > config_.pfc.xoff_bytes) {
-      in.xoff_sent[cls] = true;
-      send_xoff(port, cls);
-    }
+    if (in.ingress_bytes[cls] > config_.pfc.xoff_bytes) in.pfc->xoff(cls);
   }
   pipeline_.push(std::move(pkt));
 }
@@ -205,25 +199,7 @@ void Switch::release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom)
   Port& in = *ports_[ingress];
   if (in_headroom) in.headroom_used[cls] -= bytes;
   in.ingress_bytes[cls] -= bytes;
-  if (in.xoff_sent[cls] && in.ingress_bytes[cls] <= config_.pfc.xon_bytes) {
-    in.xoff_sent[cls] = false;
-    if (in.xoff_refresh[cls]) engine_.cancel(in.xoff_refresh[cls]);
-    in.xoff_refresh[cls] = EventId{};
-    send_pfc(ingress, cls, 0);
-  }
-}
-
-void Switch::send_xoff(int port, uint8_t cls) {
-  send_pfc(port, cls, kPfcXoffQuanta);
-  const Time half = pfc_xoff_refresh_interval(ports_[port]->egress->rate());
-  ports_[port]->xoff_refresh[cls] = engine_.schedule_in(half, [this, port, cls] {
-    ports_[port]->xoff_refresh[cls] = EventId{};
-    if (ports_[port]->xoff_sent[cls]) send_xoff(port, cls);
-  });
-}
-
-void Switch::send_pfc(int port, uint8_t cls, uint16_t quanta) {
-  ports_[port]->egress->enqueue(make_pfc_frame(cls, quanta, engine_.now()));
+  if (in.ingress_bytes[cls] <= config_.pfc.xon_bytes) in.pfc->xon(cls);
 }
 
 }  // namespace rdmasim::net

@@ -12,6 +12,7 @@
 #include "sim/net/delay_line.h"
 #include "sim/net/egress_port.h"
 #include "sim/net/ib_flow_control.h"
+#include "sim/net/pfc_frame.h"
 #include "sim/net/packet.h"
 
 namespace rdmasim::net {
@@ -149,8 +150,7 @@ class Switch : public Node {
   struct Port {
     std::unique_ptr<EgressPort> egress;
     std::array<uint64_t, kNumClasses> ingress_bytes{};  // buffered bytes that arrived here
-    std::array<bool, kNumClasses> xoff_sent{};
-    std::array<EventId, kNumClasses> xoff_refresh{};
+    std::unique_ptr<PfcSender> pfc;                      // XOFF/XON sent on this port
     std::unique_ptr<IbFlowControl> fc;                   // IB: credits returned on this port
     std::array<uint64_t, kNumClasses> queue_bytes{};    // shared buffer: egress queue bytes
     uint64_t headroom = 0;                               // per lossless class
@@ -161,8 +161,6 @@ class Switch : public Node {
   void forward(PacketPtr pkt);
   void on_dequeue(int port, const Packet& pkt);
   void release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom);
-  void send_pfc(int port, uint8_t cls, uint16_t quanta);
-  void send_xoff(int port, uint8_t cls);
 
   Engine& engine_;
   SwitchConfig config_;
