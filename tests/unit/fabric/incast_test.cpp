@@ -22,6 +22,20 @@ double utilization(const test::IncastResult& r) {
   return static_cast<double>(r.rx_bytes - per) / capacity;
 }
 
+// A counter summed over the switch's 16 ports.
+uint64_t switch_sum(const test::IncastResult& r, const char* key) {
+  uint64_t n = 0;
+  for (int p = 0; p < 16; ++p) n += r.counters["sw0/" + std::to_string(p)][key].get<uint64_t>();
+  return n;
+}
+
+// A shipped config, configs/<name>.
+json shipped(const std::string& name) {
+  std::ifstream in(std::string(RDMASIM_SOURCE_DIR) + "/configs/" + name);
+  REQUIRE(in.good());
+  return json::parse(in);
+}
+
 void check_fair(const test::IncastResult& r, double tolerance) {
   // When the first sender completes, each of the 15 should have delivered 1/15 of the
   // total so far (all 15 ran over that whole window).
@@ -45,11 +59,7 @@ TEST_CASE("incast: 15:1 with PFC is lossless, pauses upstream, keeps the bottlen
       {{"queue_kb", 4096}, {"pfc", {{"xoff_kb", 64}, {"xon_kb", 32}}}, {"ingress_arbitration", "round_robin"}});
   const test::IncastResult r = test::run_incast(cfg, kBytes);
   CHECK(r.rx_packets == r.sent_packets);
-  uint64_t drops = 0, pauses = 0;
-  for (int p = 0; p < 16; ++p) {
-    drops += r.counters["sw0/" + std::to_string(p)]["drops"].get<uint64_t>();
-    pauses += r.counters["sw0/" + std::to_string(p)]["pauses_sent"].get<uint64_t>();
-  }
+  const uint64_t drops = switch_sum(r, "drops"), pauses = switch_sum(r, "pauses_sent");
   CHECK(drops == 0);
   CHECK(pauses > 0);
   CHECK(r.counters["host1/mlx5_0"]["pauses_received"].get<uint64_t>() > 0);
@@ -96,8 +106,7 @@ TEST_CASE("incast: with a FIFO egress (\"fifo\" arbitration) senders differ by u
 TEST_CASE("incast: 15:1 without PFC and a small buffer drops, and counts every drop") {
   const json cfg = test::incast_star({{"queue_kb", 64}});
   const test::IncastResult r = test::run_incast(cfg, kBytes);
-  uint64_t drops = 0;
-  for (int p = 0; p < 16; ++p) drops += r.counters["sw0/" + std::to_string(p)]["drops"].get<uint64_t>();
+  const uint64_t drops = switch_sum(r, "drops");
   CHECK(drops > 0);
   CHECK(r.rx_packets + drops == r.sent_packets);
 }
@@ -123,16 +132,9 @@ TEST_CASE("incast: the shipped configs/star_roce.json is lossless under the 15:1
   // (25216 B) = 43656 B, reserved for 16 ports x 8 classes (5.6 MB) out of the 16 MiB
   // buffer. The egress queue then holds at most 15 x (256 KiB XOFF + 4178 B + 43656 B) =
   // 4.7 MB, below both the 16 MiB class limit and the 10.4 MiB left in the pool.
-  std::ifstream in(std::string(RDMASIM_SOURCE_DIR) + "/configs/star_roce.json");
-  REQUIRE(in.good());
-  const json cfg = json::parse(in);
-  const test::IncastResult r = test::run_incast(cfg, kBytes);
+  const test::IncastResult r = test::run_incast(shipped("star_roce.json"), kBytes);
   CHECK(r.rx_packets == r.sent_packets);
-  uint64_t drops = 0, pauses = 0;
-  for (int p = 0; p < 16; ++p) {
-    drops += r.counters["sw0/" + std::to_string(p)]["drops"].get<uint64_t>();
-    pauses += r.counters["sw0/" + std::to_string(p)]["pauses_sent"].get<uint64_t>();
-  }
+  const uint64_t drops = switch_sum(r, "drops"), pauses = switch_sum(r, "pauses_sent");
   CHECK(drops == 0);
   CHECK(pauses > 0);  // 15 x 2 MiB into one port: the XOFF is reached
   CHECK(utilization(r) >= 0.99);
@@ -143,14 +145,11 @@ TEST_CASE("incast: the shipped configs/star_ib.json is lossless under the 15:1 i
   // 128 KiB of credit per (ingress port, VL): 15 ingress ports may hold 1.9 MiB for the one
   // egress port, more than its 1 MiB queue_kb. Credits alone bound what an IB switch holds,
   // so the egress class limit must not drop anything (it dropped 5627 of these 7680 packets).
-  std::ifstream in(std::string(RDMASIM_SOURCE_DIR) + "/configs/star_ib.json");
-  REQUIRE(in.good());
   test::CreditWatch watch;
   const test::IncastResult r =
-      test::run_incast(json::parse(in), kBytes, 4096, [&](topo::Fabric& f) { watch.watch(f); });
+      test::run_incast(shipped("star_ib.json"), kBytes, 4096, [&](topo::Fabric& f) { watch.watch(f); });
   CHECK(r.rx_packets == r.sent_packets);
-  uint64_t drops = 0;
-  for (int p = 0; p < 16; ++p) drops += r.counters["sw0/" + std::to_string(p)]["drops"].get<uint64_t>();
+  const uint64_t drops = switch_sum(r, "drops");
   CHECK(drops == 0);
   CHECK(watch.checks >= r.sent_packets);  // at least every data packet's departure was checked
   CHECK(watch.min_credit >= 0);

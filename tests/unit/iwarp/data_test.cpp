@@ -27,6 +27,23 @@ QpParams iwarp_qp() {
   return q;
 }
 
+// A second QP on a, taken to INIT; returns it and, in `at`, the RTR attributes toward b's
+// QP (no peer address yet: the caller sets the dgid); kRtrMask is RC's RTR mask.
+constexpr uint32_t kRtrMask =
+    kQpState | kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn | kQpMaxDestRdAtomic | kQpMinRnrTimer;
+uint32_t extra_qp_at_init(Pair& p, QpAttr& at) {
+  const uint32_t qpn = p.add_qp(p.a, iwarp_qp());
+  at.qp_state = QpState::Init;
+  at.port_num = 1;
+  at.qp_access_flags = kAccessRemoteWrite;
+  REQUIRE(p.a.hca->modify_qp(qpn, at, kQpState | kQpPkeyIndex | kQpPort | kQpAccessFlags) == 0);
+  at.qp_state = QpState::Rtr;
+  at.path_mtu = 3;
+  at.dest_qp_num = p.b.qpn;
+  at.max_dest_rd_atomic = 1;
+  return qpn;
+}
+
 }  // namespace
 
 TEST_CASE("iwarp: WRITE, READ and SEND arrive byte for byte over a link losing 1 in 31 segments") {
@@ -158,20 +175,11 @@ TEST_CASE("iwarp: a peer that never answers fails the WQE with RETRY_EXC_ERR aft
 
 TEST_CASE("iwarp: RTR needs a peer address: a MAC GID or a QPN that names a host") {
   Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
-  const uint32_t qpn = p.add_qp(p.a, iwarp_qp());
   QpAttr at;
-  at.qp_state = QpState::Init;
-  at.port_num = 1;
-  at.qp_access_flags = kAccessRemoteWrite;
-  REQUIRE(p.a.hca->modify_qp(qpn, at, kQpState | kQpPkeyIndex | kQpPort | kQpAccessFlags) == 0);
-  at.qp_state = QpState::Rtr;
-  at.path_mtu = 3;
-  at.dest_qp_num = p.b.qpn;
+  const uint32_t qpn = extra_qp_at_init(p, at);
   at.rq_psn = 1;
-  at.max_dest_rd_atomic = 1;
   at.ah_attr.is_global = false;  // no GRH, dgid all zero: as ibv_rc_pingpong sets it on iWARP
-  const uint32_t mask =
-      kQpState | kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn | kQpMaxDestRdAtomic | kQpMinRnrTimer;
+  const uint32_t mask = kRtrMask;
   // This HCA has no qpn_base (QPNs do not name hosts): nothing gives the peer.
   CHECK(p.a.hca->modify_qp(qpn, at, mask) == EINVAL);
   QpAttr q;
@@ -193,19 +201,10 @@ TEST_CASE("iwarp: the connection forms when the initiator reaches RTS, not at RT
     out.push_back(pkt);
     return false;
   };
-  const uint32_t qpn = p.add_qp(p.a, iwarp_qp());
   QpAttr at;
-  at.qp_state = QpState::Init;
-  at.port_num = 1;
-  at.qp_access_flags = kAccessRemoteWrite;
-  REQUIRE(p.a.hca->modify_qp(qpn, at, kQpState | kQpPkeyIndex | kQpPort | kQpAccessFlags) == 0);
-  at.qp_state = QpState::Rtr;
-  at.path_mtu = 3;
-  at.dest_qp_num = p.b.qpn;
-  at.max_dest_rd_atomic = 1;
+  const uint32_t qpn = extra_qp_at_init(p, at);
   at.ah_attr.dgid = iwarp_gid_of(Pair::kIpB);
-  REQUIRE(p.a.hca->modify_qp(qpn, at, kQpState | kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn |
-                                          kQpMaxDestRdAtomic | kQpMinRnrTimer) == 0);
+  REQUIRE(p.a.hca->modify_qp(qpn, at, kRtrMask) == 0);
   CHECK(out.empty());  // RTR: nothing on the wire
   at.qp_state = QpState::Rts;
   at.timeout = 14;
