@@ -18,8 +18,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "apps/rdmasim/daemon.h"
-#include "apps/rdmasim/study.h"
+#include "lib/daemon/daemon.h"
+#include "lib/study/study.h"
 #include "lib/ipc/proto.h"
 #include "sim/topo/fabric.h"
 

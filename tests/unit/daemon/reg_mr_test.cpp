@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-#include "apps/rdmasim/process_memory.h"
+#include "lib/daemon/process_memory.h"
 #include "tests/unit/daemon/test_daemon.h"
 
 using namespace rdmasim;

@@ -14,7 +14,7 @@
 
 #include <fstream>
 
-#include "apps/rdmasim/daemon.h"
+#include "lib/daemon/daemon.h"
 #include "lib/ipc/proto.h"
 #include "sim/topo/fabric.h"
 

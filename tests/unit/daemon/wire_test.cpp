@@ -3,8 +3,8 @@
 
 #include <cerrno>
 
-#include "apps/rdmasim/device_info.h"
-#include "apps/rdmasim/wire.h"
+#include "lib/daemon/device_info.h"
+#include "lib/daemon/wire.h"
 
 using namespace rdmasim;
 

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/rdmasim/study.h"
+#include "lib/study/study.h"
 #include "sim/net/headers.h"
 #include "sim/topo/fabric.h"
 

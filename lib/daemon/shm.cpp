@@ -1,5 +1,5 @@
 // memfd-backed shared mappings.
-#include "apps/rdmasim/shm.h"
+#include "lib/daemon/shm.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

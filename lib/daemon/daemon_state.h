@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/rdmasim/daemon.h"
+#include "lib/daemon/daemon.h"
 
 namespace rdmasim::daemon {
 

@@ -1,5 +1,5 @@
 // DMA into a client process through process_vm_readv/writev.
-#include "apps/rdmasim/process_memory.h"
+#include "lib/daemon/process_memory.h"
 
 #include <sys/uio.h>
 

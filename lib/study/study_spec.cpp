@@ -4,7 +4,7 @@
 #include <map>
 #include <random>
 
-#include "apps/rdmasim/study.h"
+#include "lib/study/study.h"
 #include "sim/topo/config_reader.h"
 #include "sim/topo/fabric.h"
 #include "sim/topo/fabric_spec.h"

@@ -5,7 +5,7 @@
 #include <map>
 #include <memory>
 
-#include "apps/rdmasim/study.h"
+#include "lib/study/study.h"
 #include "sim/core/engine.h"
 #include "sim/net/headers.h"
 #include "sim/nic/cc_json.h"

@@ -1,7 +1,7 @@
 // ibv_query_device / ibv_query_port contents from topo::HostNic.
-#include "apps/rdmasim/device_info.h"
+#include "lib/daemon/device_info.h"
 
-#include "apps/rdmasim/wire.h"
+#include "lib/daemon/wire.h"
 #include "sim/trace/encode.h"
 
 #include <arpa/inet.h>

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "apps/rdmasim/study.h"
+#include "lib/study/study.h"
 
 namespace rdmasim::study {
 namespace {

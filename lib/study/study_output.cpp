@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "apps/rdmasim/study.h"
+#include "lib/study/study.h"
 
 namespace rdmasim::study {
 namespace {

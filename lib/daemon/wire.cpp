@@ -1,5 +1,5 @@
 // Translation between proto.h wire structs and nic:: types.
-#include "apps/rdmasim/wire.h"
+#include "lib/daemon/wire.h"
 
 #include <algorithm>
 #include <cerrno>

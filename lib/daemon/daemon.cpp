@@ -1,6 +1,6 @@
 // The fabric daemon: socket and epoll loop, engine pacing, doorbells and completions.
 // Control ops live in daemon_ops.cpp.
-#include "apps/rdmasim/daemon.h"
+#include "lib/daemon/daemon.h"
 
 #include <fcntl.h>
 #include <sys/epoll.h>
@@ -20,8 +20,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "apps/rdmasim/daemon_state.h"
-#include "apps/rdmasim/wire.h"
+#include "lib/daemon/daemon_state.h"
+#include "lib/daemon/wire.h"
 #include "sim/nic/cc_json.h"
 
 namespace rdmasim::daemon {

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/rdmasim/process_memory.h"
-#include "apps/rdmasim/shm.h"
+#include "lib/daemon/process_memory.h"
+#include "lib/daemon/shm.h"
 #include "lib/ipc/proto.h"
 #include "sim/core/engine.h"
 #include "sim/nic/hca.h"

@@ -10,10 +10,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "apps/rdmasim/daemon.h"
-#include "apps/rdmasim/daemon_state.h"
-#include "apps/rdmasim/device_info.h"
-#include "apps/rdmasim/wire.h"
+#include "lib/daemon/daemon.h"
+#include "lib/daemon/daemon_state.h"
+#include "lib/daemon/device_info.h"
+#include "lib/daemon/wire.h"
 
 namespace rdmasim::daemon {
 
