@@ -2,7 +2,7 @@
 #include "lib/daemon/device_info.h"
 
 #include "lib/daemon/wire.h"
-#include "sim/trace/encode.h"
+#include "sim/net/wire.h"
 
 #include <arpa/inet.h>
 #include <endian.h>
@@ -125,10 +125,10 @@ void fill_port(const topo::HostNic& nic, ipc::QueryPortResp* out, bool port_acti
     out->gid_types[0] = IBV_GID_TYPE_IB;
   } else if (iwarp) {
     // iWARP devices (siw, iw_cxgb4) report one GID: the port's MAC in bytes 0..5, zeros after.
-    // The MAC is the one the captures use (trace::mac_of: 02:00 and the IPv4 address).
+    // The MAC is the one the captures use (net::mac_of: 02:00 and the IPv4 address).
     out->num_gids = 1;
     std::memset(out->gids[0], 0, 16);
-    const auto mac = trace::mac_of(nic.address);
+    const auto mac = net::mac_of(nic.address);
     std::memcpy(out->gids[0], mac.data(), 6);
     out->gid_types[0] = IBV_GID_TYPE_IB;
   } else {

@@ -58,8 +58,7 @@ void Hca::Impl::notify_congestion(Qp& qp, const net::Packet& p) {
   cnp->priority = d.cnp_priority & 7;
   cnp->dscp = d.cnp_dscp;
   // RoCEv2 CNP (IBTA annex A17): BTH with opcode 0x81, then 16 reserved bytes, then ICRC.
-  static const net::Payload kReserved = std::make_shared<const net::Bytes>(16, 0);
-  cnp->payload = kReserved;
+  // The reserved bytes are sized but carry no buffer: a packet without one reads as zeros.
   cnp->payload_len = 16;
   finish_packet(*cnp);
   qp.last_cnp = now;

@@ -2,15 +2,12 @@
 #include "sim/nic/hca.h"
 
 #include "sim/nic/hca_impl.h"
-#include "sim/trace/encode.h"
 
 namespace rdmasim::nic {
 
 Hca::Hca(Engine& engine, HcaConfig config, net::Transmitter& port)
     : impl_(std::make_unique<Impl>(engine, std::move(config), port)) {
   port.set_ready_callback([this] { impl_->pump(); });
-  // Captures of an iWARP fabric need the TCP/MPA/DDP/RDMAP encoder (sim/trace cannot see it).
-  if (impl_->is_iwarp()) trace::set_iwarp_encoder(iwarp::encode_segment);
 }
 
 Hca::~Hca() {

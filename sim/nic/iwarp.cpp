@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "sim/nic/hca_impl.h"
-#include "sim/trace/encode.h"
+#include "sim/net/wire.h"
 
 namespace rdmasim::nic {
 namespace {
@@ -101,7 +101,7 @@ void Hca::Impl::iwarp_on_modify(Qp& qp) {
   // From here on the address vector names the peer by its MAC GID, whichever way it was
   // found (modify_qp refused RTR when neither gave one).
   const net::Address peer = iwarp_resolve_peer(qp.attr.ah_attr, qp.attr.dest_qp_num);
-  const auto mac = trace::mac_of(peer);
+  const auto mac = net::mac_of(peer);
   qp.attr.ah_attr.dgid.fill(0);
   std::copy(mac.begin(), mac.end(), qp.attr.ah_attr.dgid.begin());
   // Connection setup (TCP handshake, MPA Request/Reply) is taken as done out of band, as

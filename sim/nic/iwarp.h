@@ -43,7 +43,7 @@ inline constexpr uint8_t kRdmapWrite = 0, kRdmapReadRequest = 1, kRdmapReadRespo
 
 // The IPv4 address (host order) an iWARP GID names. iWARP devices report the port's MAC as
 // GID (bytes 0..5, zeros after, as siw and iw_cxgb4 do); simulated MACs are 02:00:a:b:c:d
-// for address a.b.c.d (trace::mac_of), so bytes 2..5 hold the address.
+// for address a.b.c.d (net::mac_of), so bytes 2..5 hold the address.
 inline uint32_t address_of_gid(const std::array<uint8_t, 16>& g) {
   return uint32_t{g[2]} << 24 | uint32_t{g[3]} << 16 | uint32_t{g[4]} << 8 | g[5];
 }
@@ -58,12 +58,6 @@ uint32_t size_fpdu(net::IwarpFpdu& f, uint32_t payload_len);
 
 // Sets wire_bytes/frame_bytes of a segment carrying tcp.len bytes.
 void size_segment(net::Packet& seg);
-
-// Encodes a segment as Ethernet/IPv4/TCP/MPA/DDP/RDMAP bytes (sim/trace's iWARP encoder).
-bool encode_segment(const net::Packet& seg, std::vector<uint8_t>& out);
-
-// CRC32c (Castagnoli, reflected 0x82F63B78), as MPA's CRC field uses.
-uint32_t crc32c(const uint8_t* data, size_t len, uint32_t crc = 0);
 
 // The iWARP state of one RC QP.
 struct Conn {

@@ -793,7 +793,7 @@ FabricSpec parse_fabric(const json& config_in) {
         // GUIDs: Mellanox OUI, then host number (1-based) and NIC index; port GUID = node + 1.
         n.node_guid = (kMellanoxOui << 40) | (static_cast<uint64_t>(h + 1) << 16) | (i << 4);
         // iWARP: the node GUID is the MAC followed by two zero bytes, as iw_cxgb4 sets it; the
-        // MAC is 02:00 and the IPv4 address (trace::mac_of).
+        // MAC is 02:00 and the IPv4 address (net::mac_of).
         if (spec.link_layer == net::LinkLayer::IWarp) n.node_guid = (uint64_t{0x0200} << 48) | (uint64_t{ip_addr} << 16);
         n.port_guid = n.node_guid + 1;
         if (spec.link_layer != net::LinkLayer::InfiniBand) n.address = ip_addr;

@@ -1,13 +1,16 @@
 #include "sim/trace/encode.h"
 
+#include "sim/net/wire.h"
+#include "sim/trace/iwarp_encode.h"
 #include "sim/trace/pcap_writer.h"
 
 namespace rdmasim::trace {
 namespace {
 
+using net::crc32_update;
+using net::ib_vcrc;
+using net::mac_of;
 using net::Packet;
-
-IwarpEncoder g_iwarp = nullptr;
 
 void put8(std::vector<uint8_t>& o, uint8_t v) { o.push_back(v); }
 void put16(std::vector<uint8_t>& o, uint16_t v) {
@@ -25,10 +28,6 @@ void put32(std::vector<uint8_t>& o, uint32_t v) {
 void put64(std::vector<uint8_t>& o, uint64_t v) {
   put32(o, static_cast<uint32_t>(v >> 32));
   put32(o, static_cast<uint32_t>(v));
-}
-void set16(std::vector<uint8_t>& o, size_t at, uint16_t v) {
-  o[at] = static_cast<uint8_t>(v >> 8);
-  o[at + 1] = static_cast<uint8_t>(v);
 }
 void put_le32(std::vector<uint8_t>& o, uint32_t v) {
   for (int i = 0; i < 4; ++i) o.push_back(static_cast<uint8_t>(v >> (8 * i)));
@@ -109,7 +108,7 @@ bool encode_roce(const Packet& p, std::vector<uint8_t>& o) {
   if (bits == 0xffff) return false;
   const size_t start = o.size();
   const uint32_t udp_len = 8 + transport_bytes(p, bits) + 4;
-  const size_t ip = append_eth_ipv4(p, 17, udp_len, o);
+  const size_t ip = net::append_eth_ipv4(p, 17, udp_len, o);
   const size_t udp = o.size();
   put16(o, p.udp_src_port);
   put16(o, kRoceUdpPort);
@@ -242,8 +241,6 @@ bool encode_record(const Packet& p, Time t, std::vector<uint8_t>& o) {
   return true;
 }
 
-void set_iwarp_encoder(IwarpEncoder enc) { g_iwarp = enc; }
-
 uint16_t headers_for_opcode(uint8_t opcode) {
   using namespace net;
   const uint8_t transport = opcode & 0xe0, op = opcode & 0x1f;
@@ -275,65 +272,6 @@ uint16_t headers_for_opcode(uint8_t opcode) {
   }
 }
 
-std::array<uint8_t, 6> mac_of(net::Address a) {
-  return {0x02, 0x00, static_cast<uint8_t>(a >> 24), static_cast<uint8_t>(a >> 16),
-          static_cast<uint8_t>(a >> 8), static_cast<uint8_t>(a)};
-}
-
-uint32_t crc32_update(uint32_t crc, std::span<const uint8_t> data) {
-  for (uint8_t b : data) {
-    crc ^= b;
-    for (int i = 0; i < 8; ++i) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
-  }
-  return crc;
-}
-
-uint16_t ipv4_checksum(std::span<const uint8_t> h) {
-  uint32_t sum = 0;
-  for (size_t i = 0; i + 1 < h.size(); i += 2) sum += (h[i] << 8) | h[i + 1];
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  return static_cast<uint16_t>(~sum);
-}
-
-uint16_t ib_vcrc(std::span<const uint8_t> data) {
-  // 0x100B reflected is 0xD008.
-  uint16_t crc = 0xffff;
-  for (uint8_t b : data) {
-    crc ^= b;
-    for (int i = 0; i < 8; ++i) crc = static_cast<uint16_t>((crc >> 1) ^ (0xd008u & (0u - (crc & 1u))));
-  }
-  return static_cast<uint16_t>(~crc);
-}
-
-void append_be(std::vector<uint8_t>& o, uint64_t v, size_t bytes) {
-  for (size_t i = bytes; i-- > 0;) o.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-
-size_t append_eth_ipv4(const Packet& p, uint8_t protocol, uint32_t ip_payload, std::vector<uint8_t>& o) {
-  const auto dst = mac_of(p.dst), src = mac_of(p.src);
-  o.insert(o.end(), dst.begin(), dst.end());
-  o.insert(o.end(), src.begin(), src.end());
-  if (p.priority & 7) {
-    put16(o, 0x8100);
-    put16(o, static_cast<uint16_t>((p.priority & 7) << 13));  // PCP, DEI 0, VID 0
-  }
-  put16(o, 0x0800);
-  const size_t ip = o.size();
-  const uint8_t ecn = p.ce ? 3 : (p.ect ? 2 : 0);
-  put8(o, 0x45);
-  put8(o, static_cast<uint8_t>((p.dscp << 2) | ecn));
-  put16(o, static_cast<uint16_t>(20 + ip_payload));
-  put16(o, static_cast<uint16_t>(p.id));
-  put16(o, 0x4000);  // don't fragment
-  put8(o, 64);       // TTL
-  put8(o, protocol);
-  put16(o, 0);
-  put32(o, p.src);
-  put32(o, p.dst);
-  set16(o, ip + 10, ipv4_checksum(std::span<const uint8_t>(o).subspan(ip, 20)));
-  return ip;
-}
-
 bool encode(const Packet& p, std::vector<uint8_t>& out) {
   switch (p.link_layer) {
     case net::LinkLayer::InfiniBand: return encode_ib(p, out);
@@ -343,7 +281,7 @@ bool encode(const Packet& p, std::vector<uint8_t>& out) {
       return encode_roce(p, out);
     case net::LinkLayer::IWarp:
       if (p.kind == net::PacketKind::PfcPause) return encode_pfc(p, out);
-      return g_iwarp && p.kind == net::PacketKind::Transport && g_iwarp(p, out);
+      return p.kind == net::PacketKind::Transport && encode_iwarp_segment(p, out);
   }
   return false;
 }

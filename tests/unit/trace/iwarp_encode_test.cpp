@@ -1,12 +1,14 @@
-// The iWARP encoder (sim/nic/iwarp_encode.cpp): CRC32c against published vectors, and the
+// The iWARP encoder (sim/trace/iwarp_encode.cpp): CRC32c against published vectors, and the
 // byte offsets of Ethernet / IPv4 / TCP / MPA / DDP / RDMAP for each kind of segment.
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <vector>
 
+#include "sim/net/wire.h"
 #include "sim/nic/iwarp.h"
 #include "sim/trace/encode.h"
+#include "sim/trace/iwarp_encode.h"
 
 using namespace rdmasim;
 using namespace rdmasim::net;
@@ -66,15 +68,15 @@ TEST_CASE("iwarp encode: CRC32c matches RFC 3720 B.4 and the CRC-32C check value
   // 32 zero bytes -> aa 36 91 8a, 32 bytes of 0xff -> 43 ab a8 62, 0x00..0x1f -> 4e 79 dd 46.
   std::vector<uint8_t> zeros(32, 0), ones(32, 0xff), inc(32);
   for (int i = 0; i < 32; ++i) inc[i] = static_cast<uint8_t>(i);
-  CHECK(iw::crc32c(zeros.data(), zeros.size()) == 0x8a9136aau);
-  CHECK(iw::crc32c(ones.data(), ones.size()) == 0x62a8ab43u);
-  CHECK(iw::crc32c(inc.data(), inc.size()) == 0x46dd794eu);
+  CHECK(net::crc32c(zeros.data(), zeros.size()) == 0x8a9136aau);
+  CHECK(net::crc32c(ones.data(), ones.size()) == 0x62a8ab43u);
+  CHECK(net::crc32c(inc.data(), inc.size()) == 0x46dd794eu);
   // The catalogue check value of CRC-32C (Castagnoli): "123456789" -> 0xe3069283.
   const char* digits = "123456789";
-  CHECK(iw::crc32c(reinterpret_cast<const uint8_t*>(digits), 9) == 0xe3069283u);
+  CHECK(net::crc32c(reinterpret_cast<const uint8_t*>(digits), 9) == 0xe3069283u);
   // Continuing from a partial result gives the same as one pass.
-  const uint32_t part = iw::crc32c(reinterpret_cast<const uint8_t*>(digits), 4);
-  CHECK(iw::crc32c(reinterpret_cast<const uint8_t*>(digits) + 4, 5, part) == 0xe3069283u);
+  const uint32_t part = net::crc32c(reinterpret_cast<const uint8_t*>(digits), 4);
+  CHECK(net::crc32c(reinterpret_cast<const uint8_t*>(digits) + 4, 5, part) == 0xe3069283u);
 }
 
 TEST_CASE("iwarp encode: a tagged RDMA Write FPDU, byte by byte") {
@@ -88,7 +90,7 @@ TEST_CASE("iwarp encode: a tagged RDMA Write FPDU, byte by byte") {
   // ULPDU = tagged header 14 + 13 payload = 27; pad to 4 with the length field: 3; CRC 4.
   REQUIRE(p.tcp.len == 2 + 27 + 3 + 4);
   std::vector<uint8_t> o;
-  REQUIRE(iw::encode_segment(p, o));
+  REQUIRE(trace::encode_iwarp_segment(p, o));
   REQUIRE(o.size() == kMpa + p.tcp.len);
   CHECK(be16(o, 12) == 0x0800);
   CHECK(o[kIp + 1] == 2);                       // ECN ECT(0)
@@ -114,7 +116,7 @@ TEST_CASE("iwarp encode: a tagged RDMA Write FPDU, byte by byte") {
   CHECK(o[kMpa + 30] == 0);
   CHECK(o[kMpa + 31] == 0);
   // CRC32c over length, ULPDU and pad (RFC 5044 4.3), least significant byte first.
-  CHECK(le32(o, kMpa + 32) == iw::crc32c(o.data() + kMpa, 32));
+  CHECK(le32(o, kMpa + 32) == net::crc32c(o.data() + kMpa, 32));
 }
 
 TEST_CASE("iwarp encode: untagged Send and Read Request headers") {
@@ -125,7 +127,7 @@ TEST_CASE("iwarp encode: untagged Send and Read Request headers") {
   s.mo = 2848;
   const Packet send = segment(s, 8);
   std::vector<uint8_t> o;
-  REQUIRE(iw::encode_segment(send, o));
+  REQUIRE(trace::encode_iwarp_segment(send, o));
   CHECK(be16(o, kMpa) == 18 + 8);
   CHECK(o[kMpa + 2] == 0x01);                   // T 0, L 0, DV 1
   CHECK(o[kMpa + 3] == 0x43);                   // RV 1, opcode 3 (Send)
@@ -145,7 +147,7 @@ TEST_CASE("iwarp encode: untagged Send and Read Request headers") {
   Packet rr = segment(r, 0);
   rr.reth = {.va = 0x9000, .rkey = 0x3333, .dma_len = 65536};
   o.clear();
-  REQUIRE(iw::encode_segment(rr, o));
+  REQUIRE(trace::encode_iwarp_segment(rr, o));
   CHECK(be16(o, kMpa) == 18 + 28);
   CHECK(o[kMpa + 3] == 0x41);                   // opcode 1 (Read Request)
   CHECK(be32(o, kMpa + 8) == 1);                // QN 1
@@ -160,7 +162,7 @@ TEST_CASE("iwarp encode: MPA start frames, pure ACKs, and sizes that do not matc
   IwarpFpdu req;
   req.mpa_request = true;
   std::vector<uint8_t> o;
-  REQUIRE(iw::encode_segment(segment(req, 0), o));
+  REQUIRE(trace::encode_iwarp_segment(segment(req, 0), o));
   REQUIRE(o.size() == kMpa + 20);
   CHECK(std::memcmp(o.data() + kMpa, "MPA ID Req Frame", 16) == 0);  // RFC 5044 7.1
   CHECK(o[kMpa + 16] == 0x40);                  // M 0 (no markers), C 1 (CRC), R 0
@@ -169,33 +171,32 @@ TEST_CASE("iwarp encode: MPA start frames, pure ACKs, and sizes that do not matc
   IwarpFpdu rep;
   rep.mpa_reply = true;
   o.clear();
-  REQUIRE(iw::encode_segment(segment(rep, 0), o));
+  REQUIRE(trace::encode_iwarp_segment(segment(rep, 0), o));
   CHECK(std::memcmp(o.data() + kMpa, "MPA ID Rep Frame", 16) == 0);
 
   Packet ack = segment(IwarpFpdu{}, 0);
   ack.tcp.len = 0;
   ack.tcp.flags = 0x10;
   o.clear();
-  REQUIRE(iw::encode_segment(ack, o));
+  REQUIRE(trace::encode_iwarp_segment(ack, o));
   CHECK(o.size() == kMpa);                      // headers only (66 >= the 60-byte minimum)
   CHECK(tcp_sum(ack, o) == 0xffff);
 
   Packet bad = segment(IwarpFpdu{}, 10);
   bad.fpdu.ulpdu_len = 5;  // says 5, the headers and payload make 28
   o.assign(3, 0xee);
-  CHECK_FALSE(iw::encode_segment(bad, o));
+  CHECK_FALSE(trace::encode_iwarp_segment(bad, o));
   CHECK(o.size() == 3);    // nothing appended
 }
 
-TEST_CASE("iwarp encode: trace::encode uses the encoder an iWARP HCA registers") {
-  trace::set_iwarp_encoder(iw::encode_segment);
+TEST_CASE("iwarp encode: trace::encode encodes an iWARP segment with the iWARP encoder") {
   IwarpFpdu f;
   f.rdmap_opcode = iw::kRdmapSend;
   f.msn = 1;
   std::vector<uint8_t> a, b;
   const Packet p = segment(f, 100);
   REQUIRE(trace::encode(p, a));
-  REQUIRE(iw::encode_segment(p, b));
+  REQUIRE(trace::encode_iwarp_segment(p, b));
   CHECK(a == b);
   CHECK(trace::linktype_for(LinkLayer::IWarp) == trace::linktype_for(LinkLayer::RoCEv2));  // Ethernet
 }

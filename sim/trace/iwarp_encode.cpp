@@ -1,16 +1,18 @@
 // The bytes of an iWARP segment as a capture shows them: Ethernet / IPv4 / TCP (timestamps
 // option) / MPA (RFC 5044: ULPDU length, no markers, pad, CRC32c) / DDP (RFC 5041) / RDMAP
-// (RFC 5040), or an MPA Request/Reply start frame. Registered as sim/trace's iWARP encoder.
-#include <array>
-#include <cstring>
+// (RFC 5040), or an MPA Request/Reply start frame. trace::encode calls it for iWARP packets.
+#include "sim/trace/iwarp_encode.h"
 
+#include "sim/net/wire.h"
 #include "sim/nic/iwarp.h"
-#include "sim/trace/encode.h"
 
-namespace rdmasim::nic::iwarp {
+namespace rdmasim::trace {
 namespace {
 
-using trace::append_be;
+using net::append_be;
+using nic::iwarp::kRdmapReadRequest;
+using nic::iwarp::kRdmapTerminate;
+using nic::iwarp::kTcpHeader;
 
 constexpr char kRequestKey[] = "MPA ID Req Frame";  // RFC 5044 7.1: the 16-byte keys
 constexpr char kReplyKey[] = "MPA ID Rep Frame";
@@ -29,7 +31,7 @@ uint16_t tcp_checksum(const net::Packet& p, const uint8_t* tcp, size_t len) {
   append_be(b, len, 2);
   b.insert(b.end(), tcp, tcp + len);
   if (b.size() % 2) b.push_back(0);
-  return trace::ipv4_checksum(b);
+  return net::ipv4_checksum(b);
 }
 
 // DDP and RDMAP headers, payload and pad of an FPDU, after its 2-byte ULPDU length.
@@ -64,21 +66,12 @@ void append_ulpdu(const net::Packet& p, std::vector<uint8_t>& o) {
 
 }  // namespace
 
-uint32_t crc32c(const uint8_t* data, size_t len, uint32_t crc) {
-  uint32_t c = ~crc;
-  for (size_t i = 0; i < len; ++i) {
-    c ^= data[i];
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1u)));
-  }
-  return ~c;
-}
-
-bool encode_segment(const net::Packet& seg, std::vector<uint8_t>& out) {
+bool encode_iwarp_segment(const net::Packet& seg, std::vector<uint8_t>& out) {
   if (seg.kind != net::PacketKind::Transport || seg.link_layer != net::LinkLayer::IWarp) return false;
   const net::TcpHeader& t = seg.tcp;
   const size_t start = out.size();
   const uint32_t tcp_len = kTcpHeader + t.len;
-  trace::append_eth_ipv4(seg, 6, tcp_len, out);
+  net::append_eth_ipv4(seg, 6, tcp_len, out);
   const size_t tcp = out.size();
   append_be(out, t.src_port, 2);
   append_be(out, t.dst_port, 2);
@@ -112,7 +105,7 @@ bool encode_segment(const net::Packet& seg, std::vector<uint8_t>& out) {
     // RFC 5044 4.3: CRC32c over the length field, ULPDU and pad. Its bytes go least
     // significant first, as iSCSI's digest (RFC 3720 B.4) and siw (the crc32c hash output)
     // put them; Wireshark's iwarp_mpa dissector checks it that way.
-    const uint32_t crc = crc32c(out.data() + payload, out.size() - payload);
+    const uint32_t crc = net::crc32c(out.data() + payload, out.size() - payload);
     for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(crc >> (8 * i)));
   }
   if (out.size() - payload != t.len) {
@@ -126,4 +119,4 @@ bool encode_segment(const net::Packet& seg, std::vector<uint8_t>& out) {
   return true;
 }
 
-}  // namespace rdmasim::nic::iwarp
+}  // namespace rdmasim::trace
