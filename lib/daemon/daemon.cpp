@@ -412,7 +412,7 @@ void Daemon::drain_qp(Client& c, Qp& qp) {
       std::memcpy(&w, &qp.sq.slot(qp.sq_cons), sizeof w);
       nic::SendWr wr;
       int rc = to_send_wr(w, qp.max_send_sge, &wr);
-      if (rc == 0 && (w.send_flags & IBV_SEND_INLINE) && w.inline_len > qp.max_inline) rc = EINVAL;
+      if (rc == 0 && (w.send_flags & nic::kSendInline) && w.inline_len > qp.max_inline) rc = EINVAL;
       if (rc == 0) rc = hca.post_send(qp.qpn, wr);
       if (rc == 0) {
         stats_.wqes_posted++;
@@ -492,7 +492,7 @@ void Daemon::deliver(uint32_t client, uint32_t cq_handle, const nic::Completion&
   if (cq.prod - cons >= cq.ring.size()) {
     stats_.cq_overruns++;
     if (cq.ctl->overrun.exchange(1, std::memory_order_acq_rel) == 0)
-      push_async(c, IBV_EVENT_CQ_ERR, cq_handle);
+      push_async(c, static_cast<uint32_t>(nic::AsyncEventType::CqErr), cq_handle);
     return;
   }
   uint32_t srq_handle = 0;

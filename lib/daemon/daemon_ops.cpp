@@ -250,7 +250,7 @@ void Daemon::handle(Client& c, const ipc::MsgHeader& h, const uint8_t* body, siz
       if (int rc = hcas_[it->second.dev]->query_qp(it->second.qpn, &a, &init)) return bad(rc);
       ipc::QueryQpResp out{};
       out.attr = from_qp_attr(a);
-      out.init.qp_type = static_cast<ibv_qp_type>(init.type);
+      out.init.qp_type = static_cast<uint32_t>(init.type);
       out.init.sq_sig_all = init.sq_sig_all ? 1 : 0;
       out.init.cap.max_send_wr = init.caps.max_send_wr;
       out.init.cap.max_recv_wr = init.caps.max_recv_wr;
@@ -326,7 +326,7 @@ int Daemon::op_reg_mr(Client& c, const ipc::RegMrReq& r, ipc::RegMrResp* out) {
   auto pd = c.pds.find(r.pd);
   if (pd == c.pds.end()) return ENOENT;
   if (r.length == 0 || r.addr + r.length < r.addr) return EINVAL;
-  const bool need_write = (r.access & IBV_ACCESS_LOCAL_WRITE) != 0;
+  const bool need_write = (r.access & nic::kAccessLocalWrite) != 0;
   if (!range_mapped(read_maps(c.pid), r.addr, r.length, need_write)) return EFAULT;
   nic::MrKeys keys;
   const size_t dev = pd->second.dev;
@@ -344,18 +344,18 @@ int Daemon::op_rereg_mr(Client& c, const ipc::ReregMrReq& r, ipc::RegMrResp* out
   if (it == c.mrs.end()) return ENOENT;
   Mr& mr = it->second;
   uint32_t hca_pd = 0;
-  if (r.flags & IBV_REREG_MR_CHANGE_PD) {
+  if (r.flags & nic::kReregChangePd) {
     auto pd = c.pds.find(r.pd);
     if (pd == c.pds.end()) return ENOENT;
     if (pd->second.dev != mr.dev) return EINVAL;  // a PD of another device
     hca_pd = pd->second.pd;
   }
-  const bool move = r.flags & IBV_REREG_MR_CHANGE_TRANSLATION;
-  const uint32_t access = (r.flags & IBV_REREG_MR_CHANGE_ACCESS) ? r.access : mr.access;
+  const bool move = r.flags & nic::kReregChangeTranslation;
+  const uint32_t access = (r.flags & nic::kReregChangeAccess) ? r.access : mr.access;
   const uint64_t addr = move ? r.addr : mr.addr;
   const uint64_t length = move ? r.length : mr.length;
   if (move && (length == 0 || addr + length < addr)) return EINVAL;
-  if (!range_mapped(read_maps(c.pid), addr, length, (access & IBV_ACCESS_LOCAL_WRITE) != 0))
+  if (!range_mapped(read_maps(c.pid), addr, length, (access & nic::kAccessLocalWrite) != 0))
     return EFAULT;
   nic::MrKeys keys;
   if (int rc = hcas_[mr.dev]->rereg_mr(mr.lkey, r.flags, hca_pd, c.mem.get(), addr, length,
@@ -468,7 +468,10 @@ int Daemon::op_create_qp(Client& c, const ipc::CreateQpReq& r, ipc::CreateQpResp
     if (s->second.dev != dev) return EINVAL;
     srq = &s->second;
   }
-  if (r.qp_type != IBV_QPT_RC && r.qp_type != IBV_QPT_UC && r.qp_type != IBV_QPT_UD) return EINVAL;
+  using nic::QpType;
+  if (r.qp_type != static_cast<uint32_t>(QpType::RC) && r.qp_type != static_cast<uint32_t>(QpType::UC) &&
+      r.qp_type != static_cast<uint32_t>(QpType::UD))
+    return EINVAL;
   if (r.cap.max_send_sge > ipc::kMaxSge || r.cap.max_recv_sge > ipc::kMaxSge ||
       r.cap.max_inline_data > ipc::kMaxInline || r.cap.max_send_wr >= (1u << 30) ||
       r.cap.max_recv_wr >= (1u << 30))

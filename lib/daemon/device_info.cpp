@@ -5,7 +5,6 @@
 #include "sim/net/wire.h"
 
 #include <arpa/inet.h>
-#include <endian.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -16,7 +15,7 @@ namespace rdmasim::daemon {
 namespace {
 uint32_t mtu_or_default(uint32_t bytes) {
   const uint32_t c = mtu_code(bytes);
-  return c ? c : static_cast<uint32_t>(IBV_MTU_1024);
+  return c ? c : mtu_code(1024);
 }
 }  // namespace
 
@@ -27,46 +26,43 @@ void fill_device(const topo::HostNic& nic, ipc::QueryDeviceResp* out) {
   out->node_guid = nic.node_guid;
   const bool ib = nic.link_layer == net::LinkLayer::InfiniBand;
   const bool iwarp = nic.link_layer == net::LinkLayer::IWarp;
-  out->link_layer = ib ? IBV_LINK_LAYER_INFINIBAND : IBV_LINK_LAYER_ETHERNET;
-  out->transport_type = iwarp ? IBV_TRANSPORT_IWARP : IBV_TRANSPORT_IB;
-  out->node_type = iwarp ? IBV_NODE_RNIC : IBV_NODE_CA;
-  ibv_device_attr& a = out->attr;
+  out->link_layer = static_cast<uint32_t>(ib ? ipc::LinkLayer::InfiniBand : ipc::LinkLayer::Ethernet);
+  out->transport_type = static_cast<uint32_t>(iwarp ? ipc::Transport::IWarp : ipc::Transport::Ib);
+  out->node_type = static_cast<uint32_t>(iwarp ? ipc::NodeType::Rnic : ipc::NodeType::Ca);
+  ipc::WireDeviceAttr& a = out->attr;
   std::snprintf(a.fw_ver, sizeof a.fw_ver, "%s", nic.fw_ver.c_str());
-  // ibv_device_attr carries GUIDs in network byte order (__be64).
-  a.node_guid = htobe64(nic.node_guid);
-  a.sys_image_guid = htobe64(nic.node_guid);
+  a.sys_image_guid = nic.node_guid;
   a.max_mr_size = h.max_mr_size;
   a.page_size_cap = 0xfffff000;  // 4 KiB and up
   a.vendor_id = nic.vendor_id;
   a.vendor_part_id = nic.vendor_part_id;
   a.hw_ver = nic.hw_ver;
-  a.max_qp = static_cast<int>(h.max_qp);
-  a.max_qp_wr = static_cast<int>(h.max_qp_wr);
+  a.max_qp = h.max_qp;
+  a.max_qp_wr = h.max_qp_wr;
   // iWARP has no RNR NAK (a SEND without a receive terminates the stream): no RC_RNR_NAK_GEN.
-  a.device_cap_flags = (iwarp ? 0 : IBV_DEVICE_RC_RNR_NAK_GEN) | IBV_DEVICE_SHUTDOWN_PORT |
-                       IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |
-                       IBV_DEVICE_CHANGE_PHY_PORT;
-  a.max_sge = static_cast<int>(std::min<uint32_t>(h.max_sge, ipc::kMaxSge));
+  a.device_cap_flags = (iwarp ? 0u : ipc::kDevRcRnrNakGen) | ipc::kDevShutdownPort |
+                       ipc::kDevPortActiveEvent | ipc::kDevSysImageGuid | ipc::kDevChangePhyPort;
+  a.max_sge = std::min<uint32_t>(h.max_sge, ipc::kMaxSge);
   // An RDMAP Read Request names one sink buffer (RFC 5040 4.4): iWARP devices report one SGE
   // per READ (siw, iw_cxgb4) and refuse more at post (EINVAL).
   a.max_sge_rd = iwarp ? 1 : a.max_sge;
-  a.max_cq = static_cast<int>(h.max_cq);
-  a.max_cqe = static_cast<int>(h.max_cqe);
-  a.max_mr = static_cast<int>(h.max_mr);
+  a.max_cq = h.max_cq;
+  a.max_cqe = h.max_cqe;
+  a.max_mr = h.max_mr;
   if (h.mem_windows) {
     // mlx5_ib_query_device: MEM_WINDOW | MEM_WINDOW_TYPE_2B, max_mw = 1 << log_max_mkey.
-    a.device_cap_flags |= IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
-    a.max_mw = static_cast<int>(h.max_mw);
+    a.device_cap_flags |= ipc::kDevMemWindow | ipc::kDevMemWindowType2B;
+    a.max_mw = h.max_mw;
   }
-  a.max_pd = static_cast<int>(h.max_pd);
-  a.max_qp_rd_atom = static_cast<int>(h.max_qp_rd_atom);
-  a.max_res_rd_atom = static_cast<int>(h.max_qp_rd_atom * h.max_qp);
-  a.max_qp_init_rd_atom = static_cast<int>(h.max_qp_rd_atom);
-  a.atomic_cap = h.atomics ? IBV_ATOMIC_HCA : IBV_ATOMIC_NONE;
-  a.max_ah = static_cast<int>(h.max_qp);
-  a.max_srq = static_cast<int>(h.max_srq);
-  a.max_srq_wr = static_cast<int>(h.max_srq_wr);
-  a.max_srq_sge = static_cast<int>(std::min<uint32_t>(h.max_srq_sge, ipc::kMaxSge));
+  a.max_pd = h.max_pd;
+  a.max_qp_rd_atom = h.max_qp_rd_atom;
+  a.max_res_rd_atom = h.max_qp_rd_atom * h.max_qp;
+  a.max_qp_init_rd_atom = h.max_qp_rd_atom;
+  a.atomic_cap = static_cast<uint32_t>(h.atomics ? ipc::AtomicCap::Hca : ipc::AtomicCap::None);
+  a.max_ah = h.max_qp;
+  a.max_srq = h.max_srq;
+  a.max_srq_wr = h.max_srq_wr;
+  a.max_srq_sge = std::min<uint32_t>(h.max_srq_sge, ipc::kMaxSge);
   a.max_pkeys = 1;
   a.local_ca_ack_delay = iwarp ? 0 : 16;  // an IB ACK timing hint; iWARP devices report 0
   a.phys_port_cnt = 1;
@@ -95,17 +91,17 @@ void rate_to_width_speed(Rate rate, uint8_t* width, uint8_t* speed) {
 
 void fill_port(const topo::HostNic& nic, ipc::QueryPortResp* out, bool port_active) {
   *out = {};
-  ibv_port_attr& p = out->attr;
+  ipc::WirePortAttr& p = out->attr;
   const bool ib = nic.link_layer == net::LinkLayer::InfiniBand;
   const bool iwarp = nic.link_layer == net::LinkLayer::IWarp;
   // IBTA PortPhysicalState: 5 LinkUp; 2 Polling is what a port whose cable is dead shows
   // (it keeps polling for a peer), and its logical state is then DOWN.
-  p.state = port_active ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+  p.state = static_cast<uint32_t>(port_active ? ipc::PortState::Active : ipc::PortState::Down);
   p.phys_state = port_active ? 5 : 2;
-  p.max_mtu = static_cast<ibv_mtu>(mtu_or_default(nic.hca.max_mtu));
-  p.active_mtu = static_cast<ibv_mtu>(mtu_or_default(nic.mtu));
+  p.max_mtu = mtu_or_default(nic.hca.max_mtu);
+  p.active_mtu = mtu_or_default(nic.mtu);
   p.gid_tbl_len = ib || iwarp ? 1 : 2;
-  p.port_cap_flags = ib ? (IBV_PORT_SM | IBV_PORT_CM_SUP) : IBV_PORT_CM_SUP;
+  p.port_cap_flags = ib ? (ipc::kPortSm | ipc::kPortCmSup) : ipc::kPortCmSup;
   p.max_msg_sz = 1u << 31;
   p.pkey_tbl_len = 1;
   p.lid = ib ? nic.lid : 0;
@@ -115,14 +111,14 @@ void fill_port(const topo::HostNic& nic, ipc::QueryPortResp* out, bool port_acti
   p.sm_sl = 0;
   p.subnet_timeout = ib ? 18 : 0;
   rate_to_width_speed(nic.rate, &p.active_width, &p.active_speed);
-  p.link_layer = ib ? IBV_LINK_LAYER_INFINIBAND : IBV_LINK_LAYER_ETHERNET;
+  p.link_layer = static_cast<uint8_t>(ib ? ipc::LinkLayer::InfiniBand : ipc::LinkLayer::Ethernet);
   if (ib) {
     out->num_gids = 1;
     for (int i = 0; i < 8; ++i) {
       out->gids[0][i] = static_cast<uint8_t>(nic.subnet_prefix >> (56 - 8 * i));
       out->gids[0][8 + i] = static_cast<uint8_t>(nic.port_guid >> (56 - 8 * i));
     }
-    out->gid_types[0] = IBV_GID_TYPE_IB;
+    out->gid_types[0] = static_cast<uint32_t>(ipc::GidType::Ib);
   } else if (iwarp) {
     // iWARP devices (siw, iw_cxgb4) report one GID: the port's MAC in bytes 0..5, zeros after.
     // The MAC is the one the captures use (net::mac_of: 02:00 and the IPv4 address).
@@ -130,7 +126,7 @@ void fill_port(const topo::HostNic& nic, ipc::QueryPortResp* out, bool port_acti
     std::memset(out->gids[0], 0, 16);
     const auto mac = net::mac_of(nic.address);
     std::memcpy(out->gids[0], mac.data(), 6);
-    out->gid_types[0] = IBV_GID_TYPE_IB;
+    out->gid_types[0] = static_cast<uint32_t>(ipc::GidType::Ib);
   } else {
     in_addr ip{};
     if (inet_pton(AF_INET, nic.ip.c_str(), &ip) != 1) ip.s_addr = htonl(nic.address);
@@ -141,8 +137,8 @@ void fill_port(const topo::HostNic& nic, ipc::QueryPortResp* out, bool port_acti
       std::memcpy(&out->gids[g][12], &ip.s_addr, 4);
     }
     out->num_gids = 2;
-    out->gid_types[0] = IBV_GID_TYPE_ROCE_V2;
-    out->gid_types[1] = IBV_GID_TYPE_ROCE_V1;
+    out->gid_types[0] = static_cast<uint32_t>(ipc::GidType::RoceV2);
+    out->gid_types[1] = static_cast<uint32_t>(ipc::GidType::RoceV1);
   }
 }
 

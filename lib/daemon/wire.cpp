@@ -7,45 +7,31 @@
 
 namespace rdmasim::daemon {
 
-namespace {
-constexpr uint32_t kKnownSendFlags = IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
-                                     IBV_SEND_INLINE | IBV_SEND_IP_CSUM;
-
-nic::AddressVector av_from_wire(const ipc::WireAv& w) {
-  nic::AddressVector av;
-  std::memcpy(av.dgid.data(), w.dgid, 16);
-  av.flow_label = w.flow_label;
-  av.dlid = w.dlid;
-  av.sgid_index = w.sgid_index;
-  av.hop_limit = w.hop_limit;
-  av.traffic_class = w.traffic_class;
-  av.sl = w.sl;
-  av.src_path_bits = w.src_path_bits;
-  av.static_rate = w.static_rate;
-  av.is_global = w.is_global != 0;
-  av.port_num = w.port_num;
-  return av;
-}
-}  // namespace
+// The wire's codes are the model's (both carry rdma-core's values).
+static_assert(ipc::kKnownSendFlags == (nic::kSendFence | nic::kSendSignaled | nic::kSendSolicited |
+                                       nic::kSendInline | ipc::kSendIpCsum));
 
 int to_send_wr(const ipc::SqWqe& w, uint32_t max_sge, nic::SendWr* out) {
-  switch (w.opcode) {
-    case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-    case IBV_WR_SEND:
-    case IBV_WR_SEND_WITH_IMM:
-    case IBV_WR_RDMA_READ:
-    case IBV_WR_ATOMIC_CMP_AND_SWP:
-    case IBV_WR_ATOMIC_FETCH_AND_ADD:
-    case IBV_WR_LOCAL_INV:
-    case IBV_WR_SEND_WITH_INV:
-    case IBV_WR_BIND_MW:
+  if (w.opcode > 0xff) return EINVAL;  // nic::WrOpcode is 8 bits wide
+  using Op = nic::WrOpcode;
+  const auto op = static_cast<Op>(w.opcode);
+  switch (op) {
+    case Op::RdmaWrite:
+    case Op::RdmaWriteWithImm:
+    case Op::Send:
+    case Op::SendWithImm:
+    case Op::RdmaRead:
+    case Op::AtomicCmpAndSwp:
+    case Op::AtomicFetchAndAdd:
+    case Op::LocalInv:
+    case Op::SendWithInv:
+    case Op::BindMw:
       break;
     default:
       return EINVAL;
   }
-  if (w.send_flags & ~kKnownSendFlags) return EINVAL;
-  const bool is_inline = (w.send_flags & IBV_SEND_INLINE) != 0;
+  if (w.send_flags & ~ipc::kKnownSendFlags) return EINVAL;
+  const bool is_inline = (w.send_flags & nic::kSendInline) != 0;
   if (is_inline) {
     if (w.inline_len > ipc::kMaxInline) return EINVAL;
   } else if (w.num_sge > ipc::kMaxSge || w.num_sge > max_sge) {
@@ -53,9 +39,8 @@ int to_send_wr(const ipc::SqWqe& w, uint32_t max_sge, nic::SendWr* out) {
   }
   nic::SendWr wr;
   wr.wr_id = w.wr_id;
-  wr.opcode = static_cast<nic::WrOpcode>(w.opcode);
-  wr.send_flags = w.send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
-                                  IBV_SEND_INLINE);
+  wr.opcode = op;
+  wr.send_flags = w.send_flags & ~ipc::kSendIpCsum;
   wr.imm_data = w.imm_data;
   if (is_inline) {
     wr.inline_data.assign(w.inline_data, w.inline_data + w.inline_len);
@@ -68,12 +53,12 @@ int to_send_wr(const ipc::SqWqe& w, uint32_t max_sge, nic::SendWr* out) {
   wr.rkey = w.rkey;
   wr.compare_add = w.compare_add;
   wr.swap = w.swap;
-  wr.av = av_from_wire(w.av);
+  wr.av = to_av(w.av);
   wr.remote_qpn = w.remote_qpn & 0xffffff;
   wr.remote_qkey = w.remote_qkey;
   wr.wqe_index = w.wqe_index;
-  if (w.opcode == IBV_WR_LOCAL_INV || w.opcode == IBV_WR_SEND_WITH_INV) wr.invalidate_rkey = w.imm_data;
-  if (w.opcode == IBV_WR_BIND_MW)
+  if (op == Op::LocalInv || op == Op::SendWithInv) wr.invalidate_rkey = w.imm_data;
+  if (op == Op::BindMw)
     wr.bind = {w.imm_data, w.rkey, w.bind_lkey, w.mw_access, w.remote_addr, w.compare_add};
   *out = std::move(wr);
   return 0;
@@ -111,54 +96,49 @@ void to_cqe(const nic::Completion& c, uint32_t srq_handle, ipc::Cqe* out) {
   out->srq_handle = srq_handle;
 }
 
-nic::AddressVector to_av(const ibv_ah_attr& a) {
+nic::AddressVector to_av(const ipc::WireAv& w) {
   nic::AddressVector av;
-  av.dlid = a.dlid;
-  av.sl = a.sl;
-  av.src_path_bits = a.src_path_bits;
-  av.static_rate = a.static_rate;
-  av.is_global = a.is_global != 0;
-  av.port_num = a.port_num;
-  std::memcpy(av.dgid.data(), a.grh.dgid.raw, 16);
-  av.flow_label = a.grh.flow_label;
-  av.sgid_index = a.grh.sgid_index;
-  av.hop_limit = a.grh.hop_limit;
-  av.traffic_class = a.grh.traffic_class;
+  std::memcpy(av.dgid.data(), w.dgid, 16);
+  av.flow_label = w.flow_label;
+  av.dlid = w.dlid;
+  av.sgid_index = w.sgid_index;
+  av.hop_limit = w.hop_limit;
+  av.traffic_class = w.traffic_class;
+  av.sl = w.sl;
+  av.src_path_bits = w.src_path_bits;
+  av.static_rate = w.static_rate;
+  av.is_global = w.is_global != 0;
+  av.port_num = w.port_num;
   return av;
 }
 
-ibv_ah_attr from_av(const nic::AddressVector& av) {
-  ibv_ah_attr a{};
-  a.dlid = av.dlid;
-  a.sl = av.sl;
-  a.src_path_bits = av.src_path_bits;
-  a.static_rate = av.static_rate;
-  a.is_global = av.is_global ? 1 : 0;
-  a.port_num = av.port_num;
-  std::memcpy(a.grh.dgid.raw, av.dgid.data(), 16);
-  a.grh.flow_label = av.flow_label;
-  a.grh.sgid_index = av.sgid_index;
-  a.grh.hop_limit = av.hop_limit;
-  a.grh.traffic_class = av.traffic_class;
-  return a;
+ipc::WireAv from_av(const nic::AddressVector& av) {
+  ipc::WireAv w{};
+  std::memcpy(w.dgid, av.dgid.data(), 16);
+  w.flow_label = av.flow_label;
+  w.dlid = av.dlid;
+  w.sgid_index = av.sgid_index;
+  w.hop_limit = av.hop_limit;
+  w.traffic_class = av.traffic_class;
+  w.sl = av.sl;
+  w.src_path_bits = av.src_path_bits;
+  w.static_rate = av.static_rate;
+  w.is_global = av.is_global ? 1 : 0;
+  w.port_num = av.port_num;
+  return w;
 }
 
-static nic::QpCaps to_caps(const ibv_qp_cap& c) {
+nic::QpCaps to_caps(const ipc::WireQpCap& c) {
   return nic::QpCaps{c.max_send_wr, c.max_recv_wr, c.max_send_sge, c.max_recv_sge,
                      c.max_inline_data};
 }
 
-static ibv_qp_cap from_caps(const nic::QpCaps& c) {
-  ibv_qp_cap r{};
-  r.max_send_wr = c.max_send_wr;
-  r.max_recv_wr = c.max_recv_wr;
-  r.max_send_sge = c.max_send_sge;
-  r.max_recv_sge = c.max_recv_sge;
-  r.max_inline_data = c.max_inline_data;
-  return r;
+ipc::WireQpCap from_caps(const nic::QpCaps& c) {
+  return ipc::WireQpCap{c.max_send_wr, c.max_recv_wr, c.max_send_sge, c.max_recv_sge,
+                        c.max_inline_data};
 }
 
-nic::QpAttr to_qp_attr(const ibv_qp_attr& a) {
+nic::QpAttr to_qp_attr(const ipc::WireQpAttr& a) {
   nic::QpAttr q;
   // Out-of-range states are clamped to a value the model rejects on its own (Err + mask).
   q.qp_state = static_cast<nic::QpState>(std::min<uint32_t>(a.qp_state, 6));
@@ -189,12 +169,12 @@ nic::QpAttr to_qp_attr(const ibv_qp_attr& a) {
   return q;
 }
 
-ibv_qp_attr from_qp_attr(const nic::QpAttr& q) {
-  ibv_qp_attr a{};
-  a.qp_state = static_cast<ibv_qp_state>(q.qp_state);
-  a.cur_qp_state = static_cast<ibv_qp_state>(q.cur_qp_state);
-  a.path_mtu = static_cast<ibv_mtu>(q.path_mtu);
-  a.path_mig_state = static_cast<ibv_mig_state>(q.path_mig_state);
+ipc::WireQpAttr from_qp_attr(const nic::QpAttr& q) {
+  ipc::WireQpAttr a{};
+  a.qp_state = static_cast<uint32_t>(q.qp_state);
+  a.cur_qp_state = static_cast<uint32_t>(q.cur_qp_state);
+  a.path_mtu = q.path_mtu;
+  a.path_mig_state = q.path_mig_state;
   a.qkey = q.qkey;
   a.rq_psn = q.rq_psn;
   a.sq_psn = q.sq_psn;
@@ -221,11 +201,11 @@ ibv_qp_attr from_qp_attr(const nic::QpAttr& q) {
 
 uint32_t mtu_code(uint32_t bytes) {
   switch (bytes) {
-    case 256: return IBV_MTU_256;
-    case 512: return IBV_MTU_512;
-    case 1024: return IBV_MTU_1024;
-    case 2048: return IBV_MTU_2048;
-    case 4096: return IBV_MTU_4096;
+    case 256: return 1;
+    case 512: return 2;
+    case 1024: return 3;
+    case 2048: return 4;
+    case 4096: return 5;
     default: return 0;
   }
 }

@@ -19,17 +19,21 @@
 // The daemon DMAs registered memory with process_vm_readv/writev on the client's pid.
 #pragma once
 
+//
+// Every struct here is the project's own: fixed-width fields, fixed layout (sizes
+// static_asserted below), no verbs type. Enumerated fields carry rdma-core's numeric values
+// (named by the wire codes below); the client translates to and from ibv_* (lib/backend),
+// the daemon to and from nic:: types (lib/daemon/wire.h), so the daemon side needs no
+// <infiniband/verbs.h>.
 #include <atomic>
 #include <cstdint>
-
-#include <infiniband/verbs.h>
 
 #include "lib/ipc/ring.h"
 
 namespace rdmasim::ipc {
 
 inline constexpr uint32_t kProtoMagic = 0x52534d31;  // "RSM1"
-inline constexpr uint32_t kProtoVersion = 1;
+inline constexpr uint32_t kProtoVersion = 2;  // 2: own structs in place of ibv_*
 inline constexpr uint32_t kMaxSge = 16;
 inline constexpr uint32_t kMaxInline = 256;
 inline constexpr uint32_t kMaxDevices = 8;
@@ -68,6 +72,32 @@ enum class Op : uint32_t {
   DeallocMw,     // ibv_dealloc_mw (HandleReq)
 };
 
+// ---- wire codes (each with rdma-core's value; the client static_asserts the match) ----
+
+enum class LinkLayer : uint32_t { Unspecified = 0, InfiniBand = 1, Ethernet = 2 };  // IBV_LINK_LAYER_*
+enum class Transport : uint32_t { Ib = 0, IWarp = 1 };                             // IBV_TRANSPORT_*
+enum class NodeType : uint32_t { Ca = 1, Rnic = 4 };                               // IBV_NODE_*
+enum class PortState : uint32_t { Down = 1, Active = 4 };                          // IBV_PORT_*
+enum class GidType : uint32_t { Ib = 0, RoceV1 = 1, RoceV2 = 2 };                  // IBV_GID_TYPE_*
+enum class AtomicCap : uint32_t { None = 0, Hca = 1 };                             // IBV_ATOMIC_*
+
+// WireDeviceAttr::device_cap_flags bits (IBV_DEVICE_*).
+inline constexpr uint32_t kDevChangePhyPort = 1u << 5;
+inline constexpr uint32_t kDevShutdownPort = 1u << 8;
+inline constexpr uint32_t kDevPortActiveEvent = 1u << 10;
+inline constexpr uint32_t kDevSysImageGuid = 1u << 11;
+inline constexpr uint32_t kDevRcRnrNakGen = 1u << 12;
+inline constexpr uint32_t kDevMemWindow = 1u << 17;
+inline constexpr uint32_t kDevMemWindowType2B = 1u << 24;
+
+// WirePortAttr::port_cap_flags bits (IBV_PORT_SM, IBV_PORT_CM_SUP).
+inline constexpr uint32_t kPortSm = 1u << 1;
+inline constexpr uint32_t kPortCmSup = 1u << 16;
+
+// SqWqe::send_flags: the nic::SendFlags bits plus IBV_SEND_IP_CSUM, accepted and ignored.
+inline constexpr uint32_t kSendIpCsum = 1u << 4;
+inline constexpr uint32_t kKnownSendFlags = 0x1f;  // FENCE | SIGNALED | SOLICITED | INLINE | IP_CSUM
+
 struct MsgHeader {
   uint32_t magic = kProtoMagic;
   Op op = Op::Hello;
@@ -86,7 +116,7 @@ struct GlobalPage {
 };
 
 struct AsyncEventSlot {
-  uint32_t event_type;       // enum ibv_event_type
+  uint32_t event_type;       // nic::AsyncEventType (IBV_EVENT_*)
   uint32_t handle;           // QP / CQ / SRQ handle of this client, or port number
   uint32_t seq;              // slot written when seq == producer index + 1
   uint32_t pad;
@@ -106,7 +136,7 @@ struct WireSge {
   uint32_t lkey;
 };
 
-struct WireAv {               // ibv_ah_attr, flattened
+struct WireAv {               // an address vector (ibv_ah_attr, flattened)
   uint8_t dgid[16];
   uint32_t flow_label;
   uint16_t dlid;
@@ -124,19 +154,19 @@ struct WireAv {               // ibv_ah_attr, flattened
 struct SqWqe {
   uint64_t wr_id;
   uint32_t wqe_index;         // the client's post counter for this SQ
-  uint32_t opcode;            // enum ibv_wr_opcode
-  uint32_t send_flags;        // IBV_SEND_*
+  uint32_t opcode;            // nic::WrOpcode (IBV_WR_*)
+  uint32_t send_flags;        // nic::SendFlags, kSendIpCsum (IBV_SEND_*)
   uint32_t imm_data;          // network order; LOCAL_INV/SEND_WITH_INV: the rkey to invalidate;
                               // BIND_MW: the window's current rkey (as mlx5 puts it in ctrl.imm)
   uint32_t num_sge;           // <= kMaxSge; unused when inline
-  uint32_t inline_len;        // <= kMaxInline when IBV_SEND_INLINE
+  uint32_t inline_len;        // <= kMaxInline when kSendInline
   uint64_t remote_addr;       // BIND_MW: the window's first byte
   uint32_t rkey;              // BIND_MW: the window's new rkey
   uint32_t remote_qpn;        // UD
   uint64_t compare_add;       // BIND_MW: the window's length
   uint64_t swap;
   uint32_t remote_qkey;       // UD
-  uint32_t mw_access;         // BIND_MW: IBV_ACCESS_REMOTE_* of the window
+  uint32_t mw_access;         // BIND_MW: the window's remote access (nic::AccessFlags)
   uint32_t bind_lkey;         // BIND_MW: lkey of the MR (0 with length 0: unbind a type 1 window)
   uint32_t pad;
   WireAv av;                  // UD
@@ -153,8 +183,8 @@ struct RqWqe {
 
 struct Cqe {
   uint64_t wr_id;
-  uint32_t status;            // enum ibv_wc_status
-  uint32_t opcode;            // enum ibv_wc_opcode
+  uint32_t status;            // nic::WcStatus (IBV_WC_*)
+  uint32_t opcode;            // nic::WcOpcode (IBV_WC_*)
   uint32_t vendor_err;
   uint32_t byte_len;
   uint32_t imm_data;          // network order
@@ -185,6 +215,110 @@ struct CompEvent {
   uint32_t seq;
 };
 
+// ---- attribute structs of the control messages ----
+
+// What ibv_query_device reports, the fields the simulated HCA sets (others read 0).
+struct WireDeviceAttr {
+  char fw_ver[64];
+  uint64_t sys_image_guid;    // host order (QueryDeviceResp::node_guid is the node GUID)
+  uint64_t max_mr_size;
+  uint64_t page_size_cap;
+  uint32_t vendor_id;
+  uint32_t vendor_part_id;
+  uint32_t hw_ver;
+  uint32_t max_qp;
+  uint32_t max_qp_wr;
+  uint32_t device_cap_flags;  // kDev* bits
+  uint32_t max_sge;
+  uint32_t max_sge_rd;
+  uint32_t max_cq;
+  uint32_t max_cqe;
+  uint32_t max_mr;
+  uint32_t max_mw;
+  uint32_t max_pd;
+  uint32_t max_qp_rd_atom;
+  uint32_t max_res_rd_atom;
+  uint32_t max_qp_init_rd_atom;
+  uint32_t atomic_cap;        // AtomicCap
+  uint32_t max_ah;
+  uint32_t max_srq;
+  uint32_t max_srq_wr;
+  uint32_t max_srq_sge;
+  uint16_t max_pkeys;
+  uint8_t local_ca_ack_delay;
+  uint8_t phys_port_cnt;
+};
+
+// What ibv_query_port reports (the fields the model sets; counters and flags read 0).
+struct WirePortAttr {
+  uint32_t state;             // PortState
+  uint32_t max_mtu;           // MTU codes: 1 = 256 ... 5 = 4096 (IBV_MTU_*)
+  uint32_t active_mtu;
+  uint32_t gid_tbl_len;
+  uint32_t port_cap_flags;    // kPort* bits
+  uint32_t max_msg_sz;
+  uint16_t pkey_tbl_len;
+  uint16_t lid;
+  uint16_t sm_lid;
+  uint8_t lmc;
+  uint8_t max_vl_num;
+  uint8_t sm_sl;
+  uint8_t subnet_timeout;
+  uint8_t active_width;       // IB width code (1 = 1x, 2 = 4x, ...)
+  uint8_t active_speed;       // IB lane speed code (32 = EDR, ...)
+  uint8_t phys_state;         // IBTA PortPhysicalState (5 LinkUp, 2 Polling)
+  uint8_t link_layer;         // LinkLayer
+  uint8_t pad[2];
+};
+
+// Queue capacities (requested or granted).
+struct WireQpCap {
+  uint32_t max_send_wr;
+  uint32_t max_recv_wr;
+  uint32_t max_send_sge;
+  uint32_t max_recv_sge;
+  uint32_t max_inline_data;
+};
+
+// QP attributes of ibv_modify_qp / ibv_query_qp; a field is read only when its bit is in the
+// attribute mask (the IBV_QP_* bits, nic::QpAttrMask). The enumerated fields are 32 bits
+// wide so a caller's out-of-range value reaches the model unchanged and is refused there.
+struct WireQpAttr {
+  uint32_t qp_state;          // nic::QpState values (IBV_QPS_*)
+  uint32_t cur_qp_state;
+  uint32_t path_mtu;          // MTU code
+  uint32_t path_mig_state;
+  uint32_t qkey;
+  uint32_t rq_psn;
+  uint32_t sq_psn;
+  uint32_t dest_qp_num;
+  uint32_t qp_access_flags;   // nic::AccessFlags (IBV_ACCESS_*)
+  WireQpCap cap;
+  WireAv ah_attr;
+  WireAv alt_ah_attr;
+  uint16_t pkey_index;
+  uint16_t alt_pkey_index;
+  uint8_t en_sqd_async_notify;
+  uint8_t sq_draining;
+  uint8_t max_rd_atomic;
+  uint8_t max_dest_rd_atomic;
+  uint8_t min_rnr_timer;
+  uint8_t port_num;
+  uint8_t timeout;
+  uint8_t retry_cnt;
+  uint8_t rnr_retry;
+  uint8_t alt_port_num;
+  uint8_t alt_timeout;
+  uint8_t pad;
+};
+
+// The creation attributes ibv_query_qp returns (the client fills the pointers it owns).
+struct WireQpInitAttr {
+  uint32_t qp_type;           // nic::QpType values (IBV_QPT_*)
+  uint32_t sq_sig_all;
+  WireQpCap cap;
+};
+
 // ---- control messages (bodies) ----
 
 struct HelloReq {
@@ -206,18 +340,18 @@ struct QueryDeviceReq { uint32_t dev_index; };
 struct QueryDeviceResp {
   char name[kNameLen];        // "mlx5_0"
   uint64_t node_guid;
-  uint32_t link_layer;        // IBV_LINK_LAYER_*
-  uint32_t transport_type;    // enum ibv_transport_type (IBV_TRANSPORT_IB / IWARP)
-  uint32_t node_type;         // enum ibv_node_type
-  struct ibv_device_attr attr;
+  uint32_t link_layer;        // LinkLayer
+  uint32_t transport_type;    // Transport
+  uint32_t node_type;         // NodeType
+  WireDeviceAttr attr;
 };
 
 struct QueryPortReq { uint32_t dev_index; uint32_t port; };
 struct QueryPortResp {
-  struct ibv_port_attr attr;
+  WirePortAttr attr;
   uint32_t num_gids;
   uint8_t gids[kMaxGids][16];
-  uint32_t gid_types[kMaxGids];   // IBV_GID_TYPE_IB / ROCE_V1 / ROCE_V2
+  uint32_t gid_types[kMaxGids];   // GidType
 };
 
 struct AllocPdReq { uint32_t dev_index; };
@@ -231,7 +365,7 @@ struct RegMrReq {
   uint64_t length;
   uint64_t iova;
 };
-// flags: IBV_REREG_MR_CHANGE_*; pd, addr/length and access are read only when their flag is set.
+// flags: nic::ReregFlags (IBV_REREG_MR_CHANGE_*); pd, addr/length and access are read only when their flag is set.
 struct ReregMrReq {
   uint32_t handle;
   uint32_t flags;
@@ -242,7 +376,7 @@ struct ReregMrReq {
 };
 struct RegMrResp { uint32_t handle; uint32_t lkey; uint32_t rkey; };
 
-struct AllocMwReq { uint32_t pd; uint32_t type; /* enum ibv_mw_type */ };
+struct AllocMwReq { uint32_t pd; uint32_t type; /* nic::MwType (IBV_MW_TYPE_*) */ };
 struct AllocMwResp { uint32_t handle; uint32_t rkey; };
 
 // Response fds: [0] event ring memfd, [1] eventfd (EFD_SEMAPHORE).
@@ -263,24 +397,38 @@ struct QuerySrqResp { uint32_t max_wr; uint32_t max_sge; uint32_t srq_limit; };
 // rq_size] at rq_offset (no RQ when the QP uses an SRQ).
 struct CreateQpReq {
   uint32_t pd;
-  uint32_t qp_type;           // IBV_QPT_*
+  uint32_t qp_type;           // nic::QpType values (IBV_QPT_*)
   uint32_t send_cq;
   uint32_t recv_cq;
   uint32_t srq;               // 0: none
   uint32_t sq_sig_all;
-  struct ibv_qp_cap cap;
+  WireQpCap cap;
 };
 struct CreateQpResp {
   uint32_t handle;
   uint32_t qp_num;
-  struct ibv_qp_cap cap;      // granted capacities
+  WireQpCap cap;              // granted capacities
   uint32_t sq_size;
   uint32_t rq_size;
   uint64_t rq_offset;
 };
 
-struct ModifyQpReq { uint32_t handle; uint32_t attr_mask; struct ibv_qp_attr attr; };
+struct ModifyQpReq { uint32_t handle; uint32_t attr_mask; WireQpAttr attr; };
 struct QueryQpReq { uint32_t handle; uint32_t attr_mask; };
-struct QueryQpResp { struct ibv_qp_attr attr; struct ibv_qp_init_attr init; };
+struct QueryQpResp { WireQpAttr attr; WireQpInitAttr init; };
+
+// The layouts both sides compile against; a change here is a protocol version bump.
+static_assert(sizeof(WireAv) == 32);
+static_assert(sizeof(WireDeviceAttr) == 176);
+static_assert(sizeof(WirePortAttr) == 40);
+static_assert(sizeof(WireQpCap) == 20);
+static_assert(sizeof(WireQpAttr) == 136);
+static_assert(sizeof(WireQpInitAttr) == 28);
+static_assert(sizeof(QueryDeviceResp) == 264);
+static_assert(sizeof(QueryPortResp) == 124);
+static_assert(sizeof(CreateQpReq) == 44);
+static_assert(sizeof(CreateQpResp) == 48);
+static_assert(sizeof(ModifyQpReq) == 144);
+static_assert(sizeof(QueryQpResp) == 164);
 
 }  // namespace rdmasim::ipc

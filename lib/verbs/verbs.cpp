@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/backend/hardware.h"
+#include "lib/backend/verbs_wire.h"
 #include "lib/verbs/objects.h"
 
 using rdmasim::backend::DaemonClient;
@@ -120,8 +121,9 @@ int query_port_op(ibv_context* c, uint8_t port, ibv_port_attr* attr, size_t attr
   ipc::QueryPortReq req{dev_index(c), port};
   ipc::QueryPortResp resp{};
   if (int rc = call(c, ipc::Op::QueryPort, &req, sizeof(req), &resp, sizeof(resp))) return rc;
+  const ibv_port_attr full = rdmasim::backend::from_wire(resp.attr);
   memset(attr, 0, attr_len);
-  memcpy(attr, &resp.attr, attr_len < sizeof(resp.attr) ? attr_len : sizeof(resp.attr));
+  memcpy(attr, &full, attr_len < sizeof(full) ? attr_len : sizeof(full));
   return 0;
 }
 
@@ -199,7 +201,7 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
   req.recv_cq = attr->recv_cq->handle;
   req.srq = attr->srq ? attr->srq->handle : 0;
   req.sq_sig_all = attr->sq_sig_all;
-  req.cap = attr->cap;
+  req.cap = rdmasim::backend::to_wire(attr->cap);
   ipc::CreateQpResp resp{};
   int fds[2];
   int nfds = 0;
@@ -223,7 +225,7 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
   if (!attr->srq && resp.rq_size)
     q->rq = ipc::RingView<ipc::RqWqe>(static_cast<char*>(q->map.base) + resp.rq_offset,
                                       resp.rq_size);
-  q->cap = resp.cap;
+  q->cap = rdmasim::backend::from_wire(resp.cap);
   q->sq_acct.set_depth(resp.cap.max_send_wr < resp.sq_size ? resp.cap.max_send_wr : resp.sq_size);
   q->rq_acct.set_depth(resp.cap.max_recv_wr < resp.rq_size ? resp.cap.max_recv_wr : resp.rq_size);
   q->sq_sig_all = attr->sq_sig_all != 0;
@@ -241,7 +243,7 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
   pthread_mutex_init(&b.mutex, nullptr);
   pthread_cond_init(&b.cond, nullptr);
   install_qp_ex_ops(&q->qpx);
-  attr->cap = resp.cap;
+  attr->cap = q->cap;
   std::lock_guard<std::mutex> lock(ctx->mu);
   ctx->qps_by_num[resp.qp_num] = q;
   ctx->qps_by_handle[resp.handle] = q;
@@ -367,7 +369,7 @@ const char* RDMASIM_V11(ibv_get_device_name)(ibv_device* device) {
 __be64 RDMASIM_V11(ibv_get_device_guid)(ibv_device* device) {
   RDMASIM_HW_FORWARD(ibv_get_device_guid, device);
   Device* d = Device::from(device);
-  return d->info.attr.node_guid ? d->info.attr.node_guid : htobe64(d->info.node_guid);
+  return htobe64(d->info.node_guid);
 }
 
 int ibv_get_device_index(ibv_device* device) {
@@ -398,7 +400,7 @@ int RDMASIM_V11(ibv_query_device)(ibv_context* context, ibv_device_attr* attr) {
   ipc::QueryDeviceResp resp{};
   if (int rc = call(context, ipc::Op::QueryDevice, &req, sizeof(req), &resp, sizeof(resp)))
     return rc;
-  *attr = resp.attr;
+  *attr = rdmasim::backend::from_wire(resp);
   return 0;
 }
 
@@ -668,18 +670,7 @@ ibv_ah* RDMASIM_V11(ibv_create_ah)(ibv_pd* pd, ibv_ah_attr* attr) {
   auto* ah = new Ah();
   ah->ah.context = pd->context;
   ah->ah.pd = pd;
-  ipc::WireAv& av = ah->av;
-  memcpy(av.dgid, attr->grh.dgid.raw, 16);
-  av.flow_label = attr->grh.flow_label;
-  av.dlid = attr->dlid;
-  av.sgid_index = attr->grh.sgid_index;
-  av.hop_limit = attr->grh.hop_limit;
-  av.traffic_class = attr->grh.traffic_class;
-  av.sl = attr->sl;
-  av.src_path_bits = attr->src_path_bits;
-  av.static_rate = attr->static_rate;
-  av.is_global = attr->is_global;
-  av.port_num = attr->port_num;
+  ah->av = rdmasim::backend::to_wire(*attr);
   return &ah->ah;
 }
 
@@ -934,7 +925,7 @@ ibv_qp_ex* ibv_qp_to_qp_ex(ibv_qp* qp) {
 
 int RDMASIM_V11(ibv_modify_qp)(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
   RDMASIM_HW_FORWARD(ibv_modify_qp, qp, attr, mask);
-  ipc::ModifyQpReq req{qp->handle, static_cast<uint32_t>(mask), *attr};
+  ipc::ModifyQpReq req{qp->handle, static_cast<uint32_t>(mask), rdmasim::backend::to_wire(*attr)};
   if (int rc = call(qp->context, ipc::Op::ModifyQp, &req, sizeof(req))) return rc;
   if (mask & IBV_QP_STATE) {
     Qp* q = Qp::from(qp);
@@ -950,8 +941,8 @@ int RDMASIM_V11(ibv_query_qp)(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_in
   ipc::QueryQpResp resp{};
   if (int rc = call(qp->context, ipc::Op::QueryQp, &req, sizeof(req), &resp, sizeof(resp)))
     return rc;
-  *attr = resp.attr;
-  *init = resp.init;
+  *attr = rdmasim::backend::from_wire(resp.attr);
+  *init = rdmasim::backend::from_wire(resp.init);
   init->qp_context = qp->qp_context;
   init->send_cq = qp->send_cq;
   init->recv_cq = qp->recv_cq;

@@ -103,7 +103,7 @@ struct Side {
     ipc::ModifyQpReq m{};
     m.handle = qp;
     m.attr_mask = mask;
-    m.attr = a;
+    m.attr = backend::to_wire(a);
     return c.call(ipc::Op::ModifyQp, m)->hdr.status;
   }
 

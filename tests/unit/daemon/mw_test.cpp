@@ -79,7 +79,7 @@ struct Owner {
     ipc::ModifyQpReq m{};
     m.handle = qp;
     m.attr_mask = mask;
-    m.attr = a;
+    m.attr = backend::to_wire(a);
     REQUIRE(c.call(ipc::Op::ModifyQp, m)->hdr.status == 0);
   }
   void to_rts() {
@@ -137,7 +137,7 @@ TEST_CASE("daemon mw: the device reports memory windows as mlx5 does") {
   REQUIRE(c.hello("server") == 0);
   auto dev = c.call(ipc::Op::QueryDevice, ipc::QueryDeviceReq{0});
   REQUIRE(dev->hdr.status == 0);
-  const ibv_device_attr a = dev->as<ipc::QueryDeviceResp>().attr;
+  const ibv_device_attr a = backend::from_wire(dev->as<ipc::QueryDeviceResp>());
   // mlx5_ib_query_device: MEM_WINDOW | MEM_WINDOW_TYPE_2B, max_mw = 1 << log_max_mkey,
   // the same limit as max_mr.
   CHECK((a.device_cap_flags & IBV_DEVICE_MEM_WINDOW) != 0);

@@ -85,8 +85,8 @@ TEST_CASE("daemon srq: SEND into a QP with an SRQ completes with srq_handle set"
     m.attr.min_rnr_timer = 1;
     m.attr.ah_attr.is_global = 1;
     m.attr.ah_attr.port_num = 1;
-    m.attr.ah_attr.grh.hop_limit = 64;
-    std::memcpy(m.attr.ah_attr.grh.dgid.raw, dgid, 16);
+    m.attr.ah_attr.hop_limit = 64;
+    std::memcpy(m.attr.ah_attr.dgid, dgid, 16);
     m.attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
     REQUIRE(c.call(ipc::Op::ModifyQp, m)->hdr.status == 0);

@@ -14,6 +14,7 @@
 
 #include <fstream>
 
+#include "lib/backend/verbs_wire.h"
 #include "lib/daemon/daemon.h"
 #include "lib/ipc/proto.h"
 #include "sim/topo/fabric.h"
