@@ -2,7 +2,7 @@
 # Installs what rdmasim needs to build and test, from Debian 12's package archive.
 set -euo pipefail
 pkgs=(g++ meson ninja-build pkg-config libboost-context-dev libspdlog-dev nlohmann-json3-dev
-      doctest-dev libibverbs-dev ibverbs-utils perftest iproute2 procps
+      doctest-dev libcli11-dev libibverbs-dev ibverbs-utils perftest iproute2 procps
       tshark zlib1g-dev)  # tshark decodes captures (pcap_check.sh); zlib checks ICRCs (unit_trace)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -2,6 +2,7 @@
 // before it reaches the HCA model; a failure is a positive errno in the reply header.
 #include <fcntl.h>
 #include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "lib/daemon/daemon.h"
 #include "lib/daemon/daemon_state.h"
 #include "lib/daemon/device_info.h"
+#include "lib/daemon/sealed_text.h"
 #include "lib/daemon/wire.h"
 
 namespace rdmasim::daemon {
@@ -266,9 +268,12 @@ void Daemon::handle(Client& c, const ipc::MsgHeader& h, const uint8_t* body, siz
       return rc ? bad(rc) : reply(c, h, 0, nullptr, 0);
     }
     case ipc::Op::Counters: {
-      std::string text = counters_json().dump();
-      if (text.size() > ipc::kMaxMsgBytes) text.resize(ipc::kMaxMsgBytes);
-      return reply(c, h, 0, text.data(), text.size());
+      // Any fabric size: the JSON goes in a sealed memfd, not in the message.
+      const int fd = make_sealed_text("rdmasim-counters", counters_json().dump());
+      if (fd < 0) return bad(errno);
+      reply(c, h, 0, nullptr, 0, {fd});
+      close(fd);
+      return;
     }
     case ipc::Op::Shutdown: {
       if (c.uid != getuid()) return bad(EPERM);

@@ -65,7 +65,7 @@ enum class Op : uint32_t {
   ModifyQp,
   QueryQp,
   DestroyQp,
-  Counters,      // daemon-wide counters as JSON text (for `rdmasim counters`)
+  Counters,      // daemon-wide counters: JSON text in a sealed memfd, fds[0] (`rdmasim counters`)
   Shutdown,      // asks the daemon to exit (only honoured from the same uid)
   ReregMr,       // ibv_rereg_mr; answered with RegMrResp (the keys stay the same)
   AllocMw,       // ibv_alloc_mw

@@ -268,7 +268,7 @@ TEST_CASE("daemon datapath: when a peer disconnects, its QP vanishes and writes 
   // Counters are answered in order after the EOF was seen, so wait until it shows.
   for (int i = 0; i < 500; ++i) {
     auto r = client.c.call_empty(ipc::Op::Counters);
-    auto j = nlohmann::json::parse(std::string(r->body.begin(), r->body.end()));
+    auto j = nlohmann::json::parse(counters_text(*r));
     if (j["daemon"]["clients"] == 1) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
@@ -426,7 +426,7 @@ TEST_CASE("daemon counters: the \"cc\" section lists each QP's DCQCN state and r
 
   auto r = client.c.call_empty(ipc::Op::Counters);
   REQUIRE(r->hdr.status == 0);
-  const auto j = nlohmann::json::parse(std::string(r->body.begin(), r->body.end()));
+  const auto j = nlohmann::json::parse(counters_text(*r));
   REQUIRE(j["nics"].size() == 2);
   const nlohmann::json* cl = nullptr;
   const nlohmann::json* sv = nullptr;

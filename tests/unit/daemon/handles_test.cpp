@@ -71,6 +71,6 @@ TEST_CASE("daemon handles: a disconnected client's objects are destroyed") {
   RawClient b(d.path());
   REQUIRE(b.hello() == 0);
   auto r = b.call_empty(ipc::Op::Counters);
-  auto j = nlohmann::json::parse(std::string(r->body.begin(), r->body.end()));
+  auto j = nlohmann::json::parse(counters_text(*r));
   CHECK(j["daemon"]["clients"] == 1);
 }

@@ -213,7 +213,7 @@ TEST_CASE("daemon mw: a client leaving with a bound window releases it before it
   RawClient next(d.path());
   auto r = next.call_empty(ipc::Op::Counters);
   REQUIRE(r->hdr.status == 0);
-  const auto j = nlohmann::json::parse(std::string(r->body.begin(), r->body.end()));
+  const auto j = nlohmann::json::parse(counters_text(*r));
   bool seen = false;
   for (const auto& n : j["nics"]) {
     if (n["host"] != "server") continue;

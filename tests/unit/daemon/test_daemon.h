@@ -16,6 +16,7 @@
 
 #include "lib/backend/verbs_wire.h"
 #include "lib/daemon/daemon.h"
+#include "lib/daemon/sealed_text.h"
 #include "lib/ipc/proto.h"
 #include "sim/topo/fabric.h"
 
@@ -65,6 +66,14 @@ struct Reply {
     return t;
   }
 };
+
+// The JSON text of a Counters reply (carried in the sealed memfd fds[0]); "" when the
+// reply has none or it cannot be read.
+inline std::string counters_text(const Reply& r) {
+  std::string text;
+  if (r.fds.empty() || read_sealed_text(r.fds[0], &text) != 0) return {};
+  return text;
+}
 
 // One connection speaking the raw protocol; every call blocks for the reply.
 class RawClient {

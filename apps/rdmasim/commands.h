@@ -1,0 +1,42 @@
+// The rdmasim subcommands as functions of their parsed arguments; main.cpp parses.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace rdmasim::cli {
+
+// Exit statuses of every subcommand (listed in `rdmasim --help` and README.md).
+inline constexpr int kExitOk = 0;      // done
+inline constexpr int kExitFailed = 1;  // tried and failed (daemon unreachable, a flow late...)
+inline constexpr int kExitUsage = 2;   // bad command line or bad input (config, study file)
+
+struct FabricArgs {
+  std::string config;  // "" = the embedded default fabric
+  std::string socket;  // "" = $RDMASIM_SOCKET or the per-user default
+  std::string pcap_dir;
+  bool auto_exit = false;
+  bool check = false;
+};
+
+struct ExecArgs {
+  std::string host, fabric, socket;
+  std::vector<std::string> program;  // PROGRAM ARGS...
+};
+
+struct StudyArgs {
+  std::string study;
+  std::string out;  // "" = ./<study name>.out
+};
+
+// Reads a JSON file; false with *why = "PATH: reason" when it cannot be read or parsed.
+bool load_json(const std::string& path, nlohmann::json* out, std::string* why);
+
+int run_fabric(const FabricArgs& a);
+// Returns only when PROGRAM cannot be started (127, as env(1) does).
+int run_exec(const ExecArgs& a);
+int run_study(const StudyArgs& a);
+
+}  // namespace rdmasim::cli
