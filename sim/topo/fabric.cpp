@@ -270,23 +270,11 @@ std::unique_ptr<Fabric> Fabric::build(Engine& engine, const nlohmann::json& conf
 
 std::string Fabric::check(const nlohmann::json& config) { return summarize(parse_fabric(config)); }
 
-// Kept identical to configs/default.json (a unit test compares them).
+// The text of configs/default.json, compiled in (sim/topo/meson.build).
+extern const char kDefaultFabricJson[];
+
 const nlohmann::json& default_fabric_config() {
-  static const json config = json::parse(R"({
-    "name": "default",
-    "link_layer": "roce",
-    "mtu": 4096,
-    "seed": 1,
-    "hosts": [
-      {"name": "server", "ip": "127.0.1.1", "nics": [{"name": "mlx5_0"}]},
-      {"name": "client", "ip": "127.0.1.2", "nics": [{"name": "mlx5_0"}]}
-    ],
-    "switches": [{"name": "sw0", "forwarding_latency_ns": 200}],
-    "links": [
-      {"a": "server/mlx5_0", "b": "sw0", "rate_gbps": 100, "latency_ns": 400},
-      {"a": "client/mlx5_0", "b": "sw0", "rate_gbps": 100, "latency_ns": 400}
-    ]
-  })");
+  static const json config = json::parse(kDefaultFabricJson);
   return config;
 }
 

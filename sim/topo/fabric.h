@@ -120,8 +120,9 @@ class Fabric {
 // (observe_nic_link(i, {})).
 void attach_hca(Fabric& fabric, size_t i, nic::Hca& hca, net::Node* receiver = nullptr);
 
-// The embedded default fabric: hosts "server" (127.0.1.1) and "client" (127.0.1.2), each
-// with one RoCEv2 NIC "mlx5_0", 100 Gb/s links through one switch, MTU 4096.
+// The default fabric, configs/default.json compiled in: hosts "server" (127.0.1.1) and
+// "client" (127.0.1.2), each with one RoCEv2 NIC "mlx5_0", 100 Gb/s links through one
+// switch, MTU 4096.
 const nlohmann::json& default_fabric_config();
 
 }  // namespace rdmasim::topo

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Capture asked for by the config (exit 77 = skipped when tshark is missing).
 #
-# usage: trace_config.sh RDMASIM RUN_PAIR
+# usage: trace_config.sh RDMASIM RUN_PAIR DEFAULT_CONFIG (configs/default.json)
 # A daemon started from a config whose "trace" key names a pcap directory (no --pcap)
 # captures the ports that key selects (configs/README.md, "Packet capture"): an
 # ibv_rc_pingpong pair runs through it, once with "ports": "hosts" and once with the
@@ -10,7 +10,7 @@
 # client's 20 requests (below) must be in its NIC's file and, with the same PSNs, in the file
 # of the switch port toward the server.
 set -u
-rdmasim=$1; run_pair=$2
+rdmasim=$1; run_pair=$2; default_cfg=$3
 command -v tshark >/dev/null || { echo "tshark not installed: skipped"; exit 77; }
 dir=$(mktemp -d /tmp/rdmasim-trace.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
@@ -24,24 +24,8 @@ fields() { local f=$1; shift; ts -r "$f" -T fields "$@" | tr '\n' ' ' | sed 's/ 
 # configs/default.json (hosts server 127.0.1.1 and client 127.0.1.2 on sw0, link order
 # server then client, so switch port 0 sends toward the server) plus a "trace" object.
 write_config() {  # write_config FILE TRACE_JSON
-  cat >"$1" <<EOF
-{
-  "name": "trace_config",
-  "link_layer": "roce",
-  "mtu": 4096,
-  "seed": 1,
-  "hosts": [
-    {"name": "server", "ip": "127.0.1.1", "nics": [{"name": "mlx5_0"}]},
-    {"name": "client", "ip": "127.0.1.2", "nics": [{"name": "mlx5_0"}]}
-  ],
-  "switches": [{"name": "sw0", "forwarding_latency_ns": 200}],
-  "links": [
-    {"a": "server/mlx5_0", "b": "sw0", "rate_gbps": 100, "latency_ns": 400},
-    {"a": "client/mlx5_0", "b": "sw0", "rate_gbps": 100, "latency_ns": 400}
-  ],
-  "trace": $2
-}
-EOF
+  python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["trace"] = json.loads(sys.argv[3]); json.dump(c, open(sys.argv[2], "w"), indent=1)' \
+    "$default_cfg" "$1" "$2"
 }
 
 run() {  # run NAME PORT TRACE_JSON EXPECTED_FILES
