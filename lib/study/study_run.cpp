@@ -9,6 +9,7 @@
 #include "sim/core/engine.h"
 #include "sim/net/headers.h"
 #include "sim/nic/cc_json.h"
+#include "sim/nic/connect.h"
 #include "sim/nic/hca.h"
 #include "sim/nic/memory.h"
 #include "sim/topo/fabric.h"
@@ -221,7 +222,7 @@ class Runner {
     hca_ok(h.create_cq(2 * depth + 16, std::move(sink), &cq), "create_cq");
     QpInitAttr init;
     init.pd = pd;
-    init.type = kind == QpKind::RC ? QpType::RC : kind == QpKind::UC ? QpType::UC : QpType::UD;
+    init.type = qp_type(kind);
     init.send_cq = init.recv_cq = cq;
     init.caps = {depth, depth, 1, 1, 0};
     uint32_t qpn = 0;
@@ -229,37 +230,21 @@ class Runner {
     return qpn;
   }
 
+  static QpType qp_type(QpKind kind) {
+    return kind == QpKind::RC ? QpType::RC : kind == QpKind::UC ? QpType::UC : QpType::UD;
+  }
+
   // RESET -> INIT -> RTR -> RTS; RC/UC connected to `peer_qpn` at NIC `peer`.
   void connect(Hca& h, uint32_t qpn, QpKind kind, size_t peer, uint32_t peer_qpn, uint8_t prio) {
-    QpAttr at;
-    at.qp_state = QpState::Init;
-    at.port_num = 1;
-    at.qp_access_flags = kAccessAll;
-    at.qkey = kQkey;
-    hca_ok(h.modify_qp(qpn, at, kQpState | kQpPkeyIndex | kQpPort |
-                                    (kind == QpKind::UD ? kQpQkey : kQpAccessFlags)), "modify_qp INIT");
-    at.qp_state = QpState::Rtr;
-    uint32_t mask = kQpState;
-    if (kind != QpKind::UD) {
-      at.path_mtu = mtu_enum(fabric_->nics()[peer].mtu);  // the port's MTU (iWARP: below the Ethernet one)
-      at.dest_qp_num = peer_qpn;
-      at.rq_psn = 0;
-      at.ah_attr = av_to(peer, prio);
-      at.max_dest_rd_atomic = 16;
-      at.min_rnr_timer = 1;
-      mask |= kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn;
-      if (kind == QpKind::RC) mask |= kQpMaxDestRdAtomic | kQpMinRnrTimer;
-    }
-    hca_ok(h.modify_qp(qpn, at, mask), "modify_qp RTR");
-    at.qp_state = QpState::Rts;
-    at.sq_psn = 0;
-    at.timeout = 14;
-    at.retry_cnt = 7;
-    at.rnr_retry = 7;
-    at.max_rd_atomic = 16;
-    mask = kQpState | kQpSqPsn;
-    if (kind == QpKind::RC) mask |= kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpMaxQpRdAtomic;
-    hca_ok(h.modify_qp(qpn, at, mask), "modify_qp RTS");
+    ConnectParams p;
+    p.type = qp_type(kind);
+    p.access = kAccessAll;
+    p.qkey = kQkey;
+    p.path_mtu = mtu_enum(fabric_->nics()[peer].mtu);  // the port's MTU (iWARP: below the Ethernet one)
+    p.max_rd_atomic = p.max_dest_rd_atomic = 16;
+    const char* step = "";
+    const int rc = modify_to_rts(h, qpn, peer_qpn, av_to(peer, prio), p, &step);
+    hca_ok(rc, ("modify_qp " + std::string(step)).c_str());
   }
 
   void setup(size_t k, const topo::RouteTable& rt) {

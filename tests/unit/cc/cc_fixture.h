@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/nic/connect.h"
 #include "sim/nic/hca.h"
 #include "sim/topo/fabric.h"
 
@@ -25,29 +26,10 @@ inline std::array<uint8_t, 16> gid_of(uint32_t ip) {
 // Takes RC QP `qpn` of `hca` from RESET to RTS, connected to `peer_qpn` at RoCEv2 `peer_ip`,
 // path MTU 4096.
 inline void connect_rc(Hca& hca, uint32_t qpn, uint32_t peer_qpn, uint32_t peer_ip) {
-  QpAttr at;
-  at.qp_state = QpState::Init;
-  at.port_num = 1;
-  at.qp_access_flags = kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead;
-  REQUIRE(hca.modify_qp(qpn, at, kQpState | kQpPkeyIndex | kQpPort | kQpAccessFlags) == 0);
-  at.qp_state = QpState::Rtr;
-  at.path_mtu = 5;
-  at.dest_qp_num = peer_qpn;
-  at.rq_psn = 0;
-  at.ah_attr.is_global = true;
-  at.ah_attr.dgid = gid_of(peer_ip);
-  at.max_dest_rd_atomic = 4;
-  at.min_rnr_timer = 1;
-  REQUIRE(hca.modify_qp(qpn, at, kQpState | kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn |
-                                     kQpMaxDestRdAtomic | kQpMinRnrTimer) == 0);
-  at.qp_state = QpState::Rts;
-  at.sq_psn = 0;
-  at.timeout = 14;
-  at.retry_cnt = 7;
-  at.rnr_retry = 7;
-  at.max_rd_atomic = 4;
-  REQUIRE(hca.modify_qp(qpn, at, kQpState | kQpSqPsn | kQpTimeout | kQpRetryCnt | kQpRnrRetry |
-                                     kQpMaxQpRdAtomic) == 0);
+  AddressVector to_peer;
+  to_peer.is_global = true;
+  to_peer.dgid = gid_of(peer_ip);
+  REQUIRE(modify_to_rts(hca, qpn, peer_qpn, to_peer) == 0);
 }
 
 // An RC QP on `pd` with both queues on `cq` and room for 64 send WRs.

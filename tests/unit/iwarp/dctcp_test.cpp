@@ -14,6 +14,7 @@
 
 #include "sim/core/engine.h"
 #include "sim/nic/cc_json.h"
+#include "sim/nic/connect.h"
 #include "sim/topo/fabric.h"
 #include "tests/unit/cc/cc_fixture.h"
 
@@ -66,28 +67,13 @@ json fabric_config(bool dctcp, uint64_t k) {
 // cctest::connect_rc but with path MTU 1024 (an iWARP port's MTU at Ethernet MTU 1500; TCP's
 // MSS sizes the FPDUs anyway) and the peer's MAC GID, as an iWARP device reports it.
 void connect_iwarp(Hca& hca, uint32_t qpn, uint32_t peer_qpn, uint32_t peer_ip) {
-  QpAttr at;
-  at.qp_state = QpState::Init;
-  at.port_num = 1;
-  at.qp_access_flags = kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead;
-  REQUIRE(hca.modify_qp(qpn, at, kQpState | kQpPkeyIndex | kQpPort | kQpAccessFlags) == 0);
-  at.qp_state = QpState::Rtr;
-  at.path_mtu = 3;
-  at.dest_qp_num = peer_qpn;
-  at.ah_attr.is_global = true;
-  at.ah_attr.dgid = {0x02, 0x00, static_cast<uint8_t>(peer_ip >> 24), static_cast<uint8_t>(peer_ip >> 16),
-                     static_cast<uint8_t>(peer_ip >> 8), static_cast<uint8_t>(peer_ip)};
-  at.max_dest_rd_atomic = 4;
-  at.min_rnr_timer = 1;
-  REQUIRE(hca.modify_qp(qpn, at, kQpState | kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn |
-                                     kQpMaxDestRdAtomic | kQpMinRnrTimer) == 0);
-  at.qp_state = QpState::Rts;
-  at.timeout = 14;
-  at.retry_cnt = 7;
-  at.rnr_retry = 7;
-  at.max_rd_atomic = 4;
-  REQUIRE(hca.modify_qp(qpn, at, kQpState | kQpSqPsn | kQpTimeout | kQpRetryCnt | kQpRnrRetry |
-                                     kQpMaxQpRdAtomic) == 0);
+  AddressVector to_peer;
+  to_peer.is_global = true;
+  to_peer.dgid = {0x02, 0x00, static_cast<uint8_t>(peer_ip >> 24), static_cast<uint8_t>(peer_ip >> 16),
+                  static_cast<uint8_t>(peer_ip >> 8), static_cast<uint8_t>(peer_ip)};
+  ConnectParams p;
+  p.path_mtu = 3;
+  REQUIRE(modify_to_rts(hca, qpn, peer_qpn, to_peer, p) == 0);
 }
 
 struct Result {

@@ -10,6 +10,7 @@
 
 #include "sim/core/engine.h"
 #include "sim/net/packet.h"
+#include "sim/nic/connect.h"
 #include "sim/nic/hca.h"
 
 namespace rdmasim::nic::test {
@@ -153,39 +154,27 @@ struct PairBase {
 
   // Takes QP `qpn` of `s` from RESET to RTS, connected to `peer_qpn` at `peer_ip`.
   void connect_qp(Side& s, uint32_t qpn, uint32_t peer_qpn, uint32_t peer_ip, const QpParams& q) {
-    QpAttr at;
-    at.qp_state = QpState::Init;
-    at.port_num = 1;
-    at.pkey_index = 0;
-    at.qp_access_flags = q.access;
-    at.qkey = q.qkey;
-    const uint32_t init_mask = kQpState | kQpPkeyIndex | kQpPort |
-                               (q.type == QpType::UD ? kQpQkey : kQpAccessFlags);
-    REQUIRE(s.hca->modify_qp(qpn, at, init_mask) == 0);
-    at.qp_state = QpState::Rtr;
-    uint32_t rtr_mask = kQpState;
-    if (q.type != QpType::UD) {
-      at.path_mtu = q.mtu;
-      at.dest_qp_num = peer_qpn;
-      at.rq_psn = q.psn;
-      at.ah_attr.is_global = link_layer != net::LinkLayer::InfiniBand;
-      at.ah_attr.dlid = static_cast<uint16_t>(peer_ip);
-      at.ah_attr.dgid = link_layer == net::LinkLayer::IWarp ? iwarp_gid_of(peer_ip) : gid_of(peer_ip);
-      at.max_dest_rd_atomic = q.max_dest_rd_atomic;
-      at.min_rnr_timer = q.min_rnr_timer;
-      rtr_mask |= kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn;
-      if (q.type == QpType::RC) rtr_mask |= kQpMaxDestRdAtomic | kQpMinRnrTimer;
-    }
-    REQUIRE(s.hca->modify_qp(qpn, at, rtr_mask) == 0);
-    at.qp_state = QpState::Rts;
-    at.sq_psn = q.psn;
-    at.timeout = q.timeout;
-    at.retry_cnt = q.retry_cnt;
-    at.rnr_retry = q.rnr_retry;
-    at.max_rd_atomic = q.max_rd_atomic;
-    uint32_t rts_mask = kQpState | kQpSqPsn;
-    if (q.type == QpType::RC) rts_mask |= kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpMaxQpRdAtomic;
-    REQUIRE(s.hca->modify_qp(qpn, at, rts_mask) == 0);
+    AddressVector to_peer;
+    to_peer.is_global = link_layer != net::LinkLayer::InfiniBand;
+    to_peer.dlid = static_cast<uint16_t>(peer_ip);
+    to_peer.dgid = link_layer == net::LinkLayer::IWarp ? iwarp_gid_of(peer_ip) : gid_of(peer_ip);
+    REQUIRE(modify_to_rts(*s.hca, qpn, peer_qpn, to_peer, connect_params(q)) == 0);
+  }
+
+  static ConnectParams connect_params(const QpParams& q) {
+    ConnectParams c;
+    c.type = q.type;
+    c.access = q.access;
+    c.qkey = q.qkey;
+    c.path_mtu = q.mtu;
+    c.psn = q.psn;
+    c.timeout = q.timeout;
+    c.retry_cnt = q.retry_cnt;
+    c.rnr_retry = q.rnr_retry;
+    c.min_rnr_timer = q.min_rnr_timer;
+    c.max_rd_atomic = q.max_rd_atomic;
+    c.max_dest_rd_atomic = q.max_dest_rd_atomic;
+    return c;
   }
 
   MrKeys reg(Side& s, std::vector<uint8_t>& buf, uint32_t access = kAccessLocalWrite |
