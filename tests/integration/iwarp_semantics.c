@@ -13,23 +13,10 @@
  * checked here fails before anything is sent.
  */
 #include <errno.h>
-#include <infiniband/verbs.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-static int failures;
-
-static void check(int cond, const char *what) {
-  printf("%s: %s\n", cond ? "ok  " : "FAIL", what);
-  if (!cond) failures++;
-}
-
-static int die(const char *what) {
-  fprintf(stderr, "iwarp_semantics: %s\n", what);
-  exit(1);
-}
+#define PAIR_NAME "iwarp_semantics"
+#pragma GCC diagnostic ignored "-Wunused-function" /* the TCP exchange of verbs_pair.h */
+#include "verbs_pair.h"
 
 int main(int argc, char **argv) {
   const char *dev_name = argc > 2 && strcmp(argv[1], "-d") == 0 ? argv[2] : NULL;
@@ -83,30 +70,11 @@ int main(int argc, char **argv) {
   struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                                                      IBV_ACCESS_REMOTE_READ);
   if (!mr) die("reg_mr failed");
-  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-                          .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ};
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-    die("modify INIT failed");
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_1024;
-  a.dest_qp_num = qp->qp_num;
-  a.max_dest_rd_atomic = 1;
-  a.min_rnr_timer = 12;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.grh.dgid = gid;
-  a.ah_attr.port_num = 1;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-    die("modify RTR failed");
-  a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.max_rd_atomic = 1;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-    die("modify RTS failed");
+  if (rc_to_init(qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)) die("modify INIT failed");
+  /* Connected to itself; one READ outstanding (an iWARP device's IRD/ORD here). */
+  const struct rc_params one_read = {14, 7, 7, 12, 1, 1};
+  const struct rc_peer self = {qp->qp_num, 0, ah_to(&pa, 0, gid.raw, 0)};
+  if (rc_to_rts(qp, IBV_MTU_1024, &self, 0, &one_read)) die("modify RTR/RTS failed");
 
   struct ibv_sge sge[2] = {{(uintptr_t)buf, 8, mr->lkey}, {(uintptr_t)buf + 8, 8, mr->lkey}};
   struct ibv_send_wr wr, *bad_wr = NULL;

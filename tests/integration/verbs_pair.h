@@ -1,6 +1,7 @@
-/* Shared by the two-process verbs checks (verify_ops.c, verify_mw.c): the TCP exchange of
- * QP numbers and keys, and the RC QP's RESET -> INIT -> RTR -> RTS transitions. Plain
- * verbs, so the programs run on rdmasim or on real NICs. */
+/* Shared by the verbs checks (verify_ops.c, verify_mw.c, verify_status.c, iwarp_semantics.c):
+ * check/die, the TCP exchange of QP numbers and keys, and the RC QP's RESET -> INIT -> RTR
+ * -> RTS transitions (rc_to_init, rc_to_rts). Plain verbs, so the programs run on rdmasim
+ * or on real NICs. */
 #pragma once
 
 #include <arpa/inet.h>
@@ -76,41 +77,75 @@ static int tcp_exchange(const char *host, int port, struct peer *me, struct peer
   return fd;
 }
 
-static void qp_to_init(struct ibv_qp *qp, int access) {
-  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access};
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) die("to INIT");
+/* What an RC QP's RTR and RTS transitions set besides its peer (man ibv_modify_qp: the ACK
+ * timeout is 4.096 us * 2^timeout; rnr_retry 7 retries an RNR NAK forever). */
+struct rc_params {
+  uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer, max_rd_atomic, max_dest_rd_atomic;
+};
+static const struct rc_params rc_defaults = {14, 7, 7, 12, 4, 4};
+
+/* An RC QP's peer: its QP number, the first PSN it sends, and the way to it. */
+struct rc_peer { uint32_t qpn, psn; struct ibv_ah_attr ah; };
+
+/* Port 1 toward LID `dlid` / GID `dgid`; with a GRH from source GID `gidx` when the port
+ * is Ethernet (RoCE and iWARP address by GID, InfiniBand by LID). */
+static struct ibv_ah_attr ah_to(const struct ibv_port_attr *pa, uint16_t dlid, const uint8_t *dgid, int gidx) {
+  struct ibv_ah_attr ah;
+  memset(&ah, 0, sizeof ah);
+  ah.dlid = dlid;
+  ah.port_num = 1;
+  if (pa->link_layer == IBV_LINK_LAYER_ETHERNET) {
+    ah.is_global = 1;
+    memcpy(ah.grh.dgid.raw, dgid, 16);
+    ah.grh.sgid_index = gidx;
+    ah.grh.hop_limit = 64;
+  }
+  return ah;
 }
 
-/* INIT -> RTR -> RTS towards `them`; `psn` is our send PSN. */
-static void qp_to_rts(struct ibv_qp *qp, const struct ibv_port_attr *pa, int gidx, uint32_t psn,
-                      const struct peer *them) {
+/* RESET -> INIT of an RC QP on port 1: 0 or ibv_modify_qp's errno. */
+static int rc_to_init(struct ibv_qp *qp, int access) {
+  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access};
+  return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+/* INIT -> RTR -> RTS of an RC QP toward `peer` at path MTU `mtu`, sending from PSN
+ * `sq_psn`, with the attributes each transition requires (IBTA 11.2.1, man ibv_modify_qp).
+ * Returns 0 or the errno of the first transition refused. */
+static int rc_to_rts(struct ibv_qp *qp, enum ibv_mtu mtu, const struct rc_peer *peer, uint32_t sq_psn,
+                     const struct rc_params *p) {
   struct ibv_qp_attr a;
   memset(&a, 0, sizeof a);
   a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = pa->active_mtu;
-  a.dest_qp_num = them->qpn;
-  a.rq_psn = them->psn;
-  a.max_dest_rd_atomic = 4;
-  a.min_rnr_timer = 12;
-  a.ah_attr.dlid = them->lid;
-  a.ah_attr.port_num = 1;
-  if (pa->link_layer == IBV_LINK_LAYER_ETHERNET) {
-    a.ah_attr.is_global = 1;
-    memcpy(a.ah_attr.grh.dgid.raw, them->gid, 16);
-    a.ah_attr.grh.sgid_index = gidx;
-    a.ah_attr.grh.hop_limit = 64;
-  }
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) die("to RTR");
+  a.path_mtu = mtu;
+  a.dest_qp_num = peer->qpn;
+  a.rq_psn = peer->psn;
+  a.max_dest_rd_atomic = p->max_dest_rd_atomic;
+  a.min_rnr_timer = p->min_rnr_timer;
+  a.ah_attr = peer->ah;
+  int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+  if (rc) return rc;
   memset(&a, 0, sizeof a);
   a.qp_state = IBV_QPS_RTS;
-  a.sq_psn = psn;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.max_rd_atomic = 4;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                IBV_QP_MAX_QP_RD_ATOMIC)) die("to RTS");
+  a.sq_psn = sq_psn;
+  a.timeout = p->timeout;
+  a.retry_cnt = p->retry_cnt;
+  a.rnr_retry = p->rnr_retry;
+  a.max_rd_atomic = p->max_rd_atomic;
+  return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void qp_to_init(struct ibv_qp *qp, int access) {
+  if (rc_to_init(qp, access)) die("to INIT");
+}
+
+/* INIT -> RTR -> RTS towards `them` (from the TCP exchange); `psn` is our send PSN. */
+static void qp_to_rts(struct ibv_qp *qp, const struct ibv_port_attr *pa, int gidx, uint32_t psn,
+                      const struct peer *them) {
+  const struct rc_peer p = {them->qpn, them->psn, ah_to(pa, them->lid, them->gid, gidx)};
+  if (rc_to_rts(qp, pa->active_mtu, &p, psn, &rc_defaults)) die("INIT -> RTR -> RTS");
 }
 
 /* [-d DEV] [-g GIDX] [-p PORT] [SERVER]: server is NULL on the server side. */

@@ -52,40 +52,12 @@ static struct ibv_qp *new_qp(struct ibv_cq *cq, uint32_t max_send_wr) {
   return qp;
 }
 
-static int to_init(struct ibv_qp *qp, int access) {
-  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access};
-  return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-}
-
 /* INIT -> RTR -> RTS towards QP number `dest` on this same port. */
 static void to_rts(struct ibv_qp *qp, uint32_t dest, const struct opts *o) {
-  struct ibv_qp_attr a;
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = port.active_mtu;
-  a.dest_qp_num = dest;
-  a.rq_psn = 0;
-  a.max_dest_rd_atomic = o->max_dest_rd_atomic;
-  a.min_rnr_timer = o->min_rnr_timer;
-  a.ah_attr.dlid = port.lid;
-  a.ah_attr.port_num = 1;
-  if (port.link_layer == IBV_LINK_LAYER_ETHERNET) {
-    a.ah_attr.is_global = 1;
-    a.ah_attr.grh.dgid = gid;
-    a.ah_attr.grh.sgid_index = gidx;
-    a.ah_attr.grh.hop_limit = 64;
-  }
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) die("to RTR");
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTS;
-  a.sq_psn = 0;
-  a.timeout = o->timeout;
-  a.retry_cnt = o->retry_cnt;
-  a.rnr_retry = o->rnr_retry;
-  a.max_rd_atomic = o->max_rd_atomic;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                IBV_QP_MAX_QP_RD_ATOMIC)) die("to RTS");
+  const struct rc_params p = {o->timeout, o->retry_cnt, o->rnr_retry,
+                              o->min_rnr_timer, o->max_rd_atomic, o->max_dest_rd_atomic};
+  const struct rc_peer peer = {dest, 0, ah_to(&port, port.lid, gid.raw, gidx)};
+  if (rc_to_rts(qp, port.active_mtu, &peer, 0, &p)) die("INIT -> RTR -> RTS");
 }
 
 static struct pair make_pair(const struct opts *o) {
@@ -95,7 +67,7 @@ static struct pair make_pair(const struct opts *o) {
   if (!p.cqa || !p.cqb) die("create_cq");
   p.a = new_qp(p.cqa, o->max_send_wr);
   p.b = new_qp(p.cqb, 16);
-  if (to_init(p.a, ALL_REMOTE) || to_init(p.b, o->b_access)) die("to INIT");
+  if (rc_to_init(p.a, ALL_REMOTE) || rc_to_init(p.b, o->b_access)) die("to INIT");
   to_rts(p.a, p.b->qp_num, o);
   to_rts(p.b, p.a->qp_num, o);
   return p;
@@ -274,7 +246,7 @@ static void retry_errors(void) {
   p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
   p.a = new_qp(p.cqa, 16);
   p.b = NULL;
-  if (to_init(p.a, ALL_REMOTE)) die("to INIT");
+  if (rc_to_init(p.a, ALL_REMOTE)) die("to INIT");
   to_rts(p.a, 0xabcde, &o);
   post(p.a, IBV_WR_RDMA_WRITE, &s, (uintptr_t)(buf + 4096), mr->rkey, 51);
   expect(p.cqa, IBV_WC_RETRY_EXC_ERR, 51, "WRITE to a QP number nobody has");
@@ -302,7 +274,7 @@ static void post_errors(void) {
   check(ibv_post_send(qp, w, &bad) == EINVAL && bad == &w[0], "post_send in RESET: EINVAL, bad_wr = first");
   struct ibv_recv_wr r = {.wr_id = 3, .sg_list = &s, .num_sge = 1}, *rbad = NULL;
   check(ibv_post_recv(qp, &r, &rbad) == EINVAL && rbad == &r, "post_recv in RESET: EINVAL, bad_wr = it");
-  if (to_init(qp, ALL_REMOTE)) die("to INIT");
+  if (rc_to_init(qp, ALL_REMOTE)) die("to INIT");
   bad = NULL;
   check(ibv_post_send(qp, w, &bad) == EINVAL && bad == &w[0], "post_send in INIT: EINVAL, bad_wr = first");
 
@@ -415,7 +387,7 @@ static void async_events(void) {
                                 .cap = {.max_send_wr = 4, .max_send_sge = 1}};
   struct ibv_qp *a = new_qp(cqa, 16), *b = ibv_create_qp(pd, &ia);
   if (!b) die("create_qp on the SRQ");
-  if (to_init(a, ALL_REMOTE) || to_init(b, ALL_REMOTE)) die("to INIT");
+  if (rc_to_init(a, ALL_REMOTE) || rc_to_init(b, ALL_REMOTE)) die("to INIT");
   to_rts(a, b->qp_num, &defaults);
   to_rts(b, a->qp_num, &defaults);
   for (int i = 0; i < 4; i++) {
@@ -549,7 +521,7 @@ static void modify_errors(void) {
   check(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS |
                                   IBV_QP_SQ_PSN) == EINVAL,
         "RESET->INIT with IBV_QP_SQ_PSN (not allowed there): EINVAL");
-  check(to_init(qp, 0) == 0, "RESET->INIT with the right mask: 0");
+  check(rc_to_init(qp, 0) == 0, "RESET->INIT with the right mask: 0");
   memset(&a, 0, sizeof a);
   a.qp_state = IBV_QPS_RTR;
   a.path_mtu = port.active_mtu;
