@@ -99,40 +99,11 @@ struct Side {
     c.ring();
   }
 
-  int modify(uint32_t mask, const ibv_qp_attr& a) {
-    ipc::ModifyQpReq m{};
-    m.handle = qp;
-    m.attr_mask = mask;
-    m.attr = backend::to_wire(a);
-    return c.call(ipc::Op::ModifyQp, m)->hdr.status;
-  }
-
   void connect_to(const Side& peer) {
-    ibv_qp_attr a{};
-    a.qp_state = IBV_QPS_INIT;
-    a.port_num = 1;
-    a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-    REQUIRE(modify(IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, a) == 0);
-    a = {};
-    a.qp_state = IBV_QPS_RTR;
-    a.path_mtu = IBV_MTU_4096;
-    a.dest_qp_num = peer.qpn;
-    a.max_dest_rd_atomic = 1;
-    a.min_rnr_timer = 12;
-    a.ah_attr.is_global = 1;
-    a.ah_attr.port_num = 1;
-    a.ah_attr.grh.hop_limit = 64;
-    std::memcpy(a.ah_attr.grh.dgid.raw, peer.gid, 16);
-    REQUIRE(modify(IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, a) == 0);
-    a = {};
-    a.qp_state = IBV_QPS_RTS;
-    a.timeout = ack_timeout;
-    a.retry_cnt = retry_cnt;
-    a.rnr_retry = 7;
-    a.max_rd_atomic = 1;
-    REQUIRE(modify(IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC, a) == 0);
+    RcParams p;
+    p.timeout = ack_timeout;
+    p.retry_cnt = retry_cnt;
+    REQUIRE(connect_rc(c, qp, peer.qpn, peer.gid, p) == 0);
   }
 
   // Waits (wall clock, up to 5 s) for CQE number `n` (1-based) and returns it.

@@ -75,31 +75,13 @@ struct Owner {
     to_rts();
   }
 
-  void modify(uint32_t mask, const ibv_qp_attr& a) {
-    ipc::ModifyQpReq m{};
-    m.handle = qp;
-    m.attr_mask = mask;
-    m.attr = backend::to_wire(a);
-    REQUIRE(c.call(ipc::Op::ModifyQp, m)->hdr.status == 0);
-  }
+  // Connected to itself (its own QPN, the zero GID) with only the path MTU and ACK timeout set.
   void to_rts() {
-    ibv_qp_attr a{};
-    a.qp_state = IBV_QPS_INIT;
-    a.port_num = 1;
-    modify(IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, a);
-    a = {};
-    a.qp_state = IBV_QPS_RTR;
-    a.path_mtu = IBV_MTU_4096;
-    a.dest_qp_num = qpn;
-    a.ah_attr.is_global = 1;
-    a.ah_attr.port_num = 1;
-    modify(IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-               IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, a);
-    a = {};
-    a.qp_state = IBV_QPS_RTS;
-    a.timeout = 14;
-    modify(IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-               IBV_QP_MAX_QP_RD_ATOMIC, a);
+    RcParams p;
+    p.access = 0;
+    p.min_rnr_timer = p.hop_limit = p.retry_cnt = p.rnr_retry = 0;
+    p.max_rd_atomic = p.max_dest_rd_atomic = 0;
+    REQUIRE(connect_rc(c, qp, qpn, nullptr, p) == 0);
   }
 
   // Posts one WQE filled by `fill` and returns its CQE (fails the test after 5 s).

@@ -71,34 +71,11 @@ TEST_CASE("daemon srq: SEND into a QP with an SRQ completes with srq_handle set"
   const uint32_t tqp = make_qp(tx, tpd, tcq, 0, &tqpn, &tsq);
 
   auto connect = [](RawClient& c, uint32_t qp, uint32_t dest, const uint8_t* dgid) {
-    ipc::ModifyQpReq m{};
-    m.handle = qp;
-    m.attr.qp_state = IBV_QPS_INIT;
-    m.attr.port_num = 1;
-    m.attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
-    REQUIRE(c.call(ipc::Op::ModifyQp, m)->hdr.status == 0);
-    m.attr = {};
-    m.attr.qp_state = IBV_QPS_RTR;
-    m.attr.path_mtu = IBV_MTU_1024;
-    m.attr.dest_qp_num = dest;
-    m.attr.max_dest_rd_atomic = 1;
-    m.attr.min_rnr_timer = 1;
-    m.attr.ah_attr.is_global = 1;
-    m.attr.ah_attr.port_num = 1;
-    m.attr.ah_attr.hop_limit = 64;
-    std::memcpy(m.attr.ah_attr.dgid, dgid, 16);
-    m.attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-    REQUIRE(c.call(ipc::Op::ModifyQp, m)->hdr.status == 0);
-    m.attr = {};
-    m.attr.qp_state = IBV_QPS_RTS;
-    m.attr.timeout = 14;
-    m.attr.retry_cnt = 7;
-    m.attr.rnr_retry = 7;
-    m.attr.max_rd_atomic = 1;
-    m.attr_mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
-    REQUIRE(c.call(ipc::Op::ModifyQp, m)->hdr.status == 0);
+    RcParams p;
+    p.access = 0;
+    p.path_mtu = IBV_MTU_1024;
+    p.min_rnr_timer = 1;
+    REQUIRE(connect_rc(c, qp, dest, dgid, p) == 0);
   };
   connect(rx, rqp, tqpn, tgid);
   connect(tx, tqp, rqpn, rgid);

@@ -192,4 +192,51 @@ class RawClient {
   int wake_fd_ = -1;
 };
 
+// What connect_rc sets besides the peer (defaults: ibv_rc_pingpong's min_rnr_timer 12 and
+// one READ outstanding; man ibv_modify_qp: rnr_retry 7 retries an RNR NAK forever).
+struct RcParams {
+  uint32_t access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  uint8_t path_mtu = IBV_MTU_4096;
+  uint8_t min_rnr_timer = 12;
+  uint8_t hop_limit = 64;
+  uint8_t timeout = 14, retry_cnt = 7, rnr_retry = 7;
+  uint8_t max_rd_atomic = 1, max_dest_rd_atomic = 1;
+};
+
+// RESET -> INIT -> RTR -> RTS of RC QP `handle` of `c`, over the protocol, toward QP number
+// `dest` at GID `dgid` (nullptr: the zero GID), PSNs 0, with the attribute masks each
+// transition requires. Returns the status of the first ModifyQp refused, 0 if none.
+inline int connect_rc(RawClient& c, uint32_t handle, uint32_t dest, const uint8_t* dgid,
+                      const RcParams& p = {}) {
+  ipc::ModifyQpReq m{};
+  m.handle = handle;
+  m.attr.qp_state = IBV_QPS_INIT;
+  m.attr.port_num = 1;
+  m.attr.qp_access_flags = p.access;
+  m.attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+  if (int status = c.call(ipc::Op::ModifyQp, m)->hdr.status) return status;
+  m.attr = {};
+  m.attr.qp_state = IBV_QPS_RTR;
+  m.attr.path_mtu = p.path_mtu;
+  m.attr.dest_qp_num = dest;
+  m.attr.max_dest_rd_atomic = p.max_dest_rd_atomic;
+  m.attr.min_rnr_timer = p.min_rnr_timer;
+  m.attr.ah_attr.is_global = 1;
+  m.attr.ah_attr.port_num = 1;
+  m.attr.ah_attr.hop_limit = p.hop_limit;
+  if (dgid) std::memcpy(m.attr.ah_attr.dgid, dgid, 16);
+  m.attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+  if (int status = c.call(ipc::Op::ModifyQp, m)->hdr.status) return status;
+  m.attr = {};
+  m.attr.qp_state = IBV_QPS_RTS;
+  m.attr.timeout = p.timeout;
+  m.attr.retry_cnt = p.retry_cnt;
+  m.attr.rnr_retry = p.rnr_retry;
+  m.attr.max_rd_atomic = p.max_rd_atomic;
+  m.attr_mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+  return c.call(ipc::Op::ModifyQp, m)->hdr.status;
+}
+
 }  // namespace rdmasim::daemon::test
