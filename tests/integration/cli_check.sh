@@ -10,19 +10,7 @@ rdmasim=$1; src=$2
 dir=$(mktemp -d /tmp/rdmasim-cli.XXXXXX)
 trap 'stop_daemon; rm -rf "$dir"' EXIT
 fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
-# run EXPECTED_RC NAME ARGS...: runs rdmasim, stdout in $dir/out, stderr in $dir/err.
-run() {
-  local want=$1 name=$2; shift 2
-  "$@" >"$dir/out" 2>"$dir/err"
-  local rc=$?
-  if [ "$rc" != "$want" ]; then
-    bad "$name: exit $rc, expected $want"; sed 's/^/  out: /' "$dir/out" | head -20; sed 's/^/  err: /' "$dir/err" | head -20
-    return 1
-  fi
-  echo "ok: $name exits $want"
-}
 # expect_err NAME TEXT: some stderr line contains TEXT (fixed string).
 expect_err() {
   if grep -qF -- "$2" "$dir/err"; then echo "ok: $1: stderr has \"$2\""; else bad "$1: no stderr line has \"$2\""; sed 's/^/  err: /' "$dir/err"; fi
@@ -31,7 +19,7 @@ expect_err() {
 # --- rdmasim fabric --check ---------------------------------------------------------------
 for cfg in "$src"/configs/*.json; do
   name="fabric --check $(basename "$cfg")"
-  run 0 "$name" "$rdmasim" fabric --check "$cfg" || continue
+  expect_exit 0 "$name" "$rdmasim" fabric --check "$cfg" || continue
   # One line: "<n> host(s), <n> switch(es), <n> link(s), <link layer> <rate> Gb/s, MTU <n>..."
   [ "$(wc -l <"$dir/out")" = 1 ] || bad "$name: $(wc -l <"$dir/out") lines on stdout, expected 1"
   grep -Eq '^[0-9]+ hosts?, [0-9]+ switch(es)?, [0-9]+ links?, (RoCEv2|InfiniBand|iWARP) [0-9.-]+ Gb/s, MTU [0-9]+' "$dir/out" \
@@ -44,22 +32,22 @@ echo "{$hosts, \"switch\": {\"pfc\": {\"xoff_kb\": -3}}}" >"$dir/neg.json"
 echo "{$hosts, \"colour\": \"blue\"}" >"$dir/unknown.json"
 echo "{$hosts, \"mtu\": \"big\"}" >"$dir/type.json"
 echo "{$hosts, \"mtu\": 4096" >"$dir/syntax.json"
-run 2 "fabric --check negative size" "$rdmasim" fabric --check "$dir/neg.json" &&
+expect_exit 2 "fabric --check negative size" "$rdmasim" fabric --check "$dir/neg.json" &&
   expect_err "negative size" "fabric.switch.pfc.xoff_kb: -3 is negative; expected a size in KiB >= 0"
-run 2 "fabric --check unknown key" "$rdmasim" fabric --check "$dir/unknown.json" &&
+expect_exit 2 "fabric --check unknown key" "$rdmasim" fabric --check "$dir/unknown.json" &&
   expect_err "unknown key" "fabric.colour: unknown key"
-run 2 "fabric --check wrong type" "$rdmasim" fabric --check "$dir/type.json" &&
+expect_exit 2 "fabric --check wrong type" "$rdmasim" fabric --check "$dir/type.json" &&
   expect_err "wrong type" "fabric.mtu: \"big\" is not an integer"
-run 2 "fabric --check bad JSON" "$rdmasim" fabric --check "$dir/syntax.json" &&
+expect_exit 2 "fabric --check bad JSON" "$rdmasim" fabric --check "$dir/syntax.json" &&
   expect_err "bad JSON" "$dir/syntax.json: [json.exception.parse_error"
-run 2 "fabric --check missing file" "$rdmasim" fabric --check "$dir/none.json" &&
+expect_exit 2 "fabric --check missing file" "$rdmasim" fabric --check "$dir/none.json" &&
   expect_err "missing file" "$dir/none.json: No such file or directory"
 
 # --- rdmasim study ------------------------------------------------------------------------
 for st in "$src"/configs/studies/*.json; do
   name="study $(basename "$st")"
   out="$dir/out_$(basename "$st" .json)"
-  run 0 "$name" "$rdmasim" study "$st" --out "$out" || continue
+  expect_exit 0 "$name" "$rdmasim" study "$st" --out "$out" || continue
   grep -Eq '^flows: [0-9]+ finished, 0 failed' "$dir/out" || bad "$name: no \"flows: N finished, 0 failed\" line"
   for f in flows.json flows.csv counters.json queues.csv report.html; do
     [ -s "$out/$f" ] || bad "$name: $f missing or empty"
@@ -72,7 +60,7 @@ cat >"$dir/slow.json" <<'JSON'
  "flows": [{"name": "big", "src": "client", "dst": "server", "bytes": 10485760},
            {"name": "small", "src": "server", "dst": "client", "bytes": 4096}]}
 JSON
-run 1 "study past its time limit" "$rdmasim" study "$dir/slow.json" --out "$dir/out_slow" &&
+expect_exit 1 "study past its time limit" "$rdmasim" study "$dir/slow.json" --out "$dir/out_slow" &&
   { grep -q "^FAILED big: did not finish by the time limit" "$dir/out" && echo "ok: the late flow is named" || bad "no FAILED line for flow big"; }
 grep -q "FAILED small" "$dir/out" && bad "flow small finished but is reported failed"
 
@@ -81,17 +69,17 @@ echo '{"name": "x", "flows": [], "colour": 1}' >"$dir/s_unknown.json"
 echo '{"name": "x", "flows": [{"src": "client", "dst": "server", "window": "wide"}]}' >"$dir/s_type.json"
 echo '{"name": "x", "flows": [{"src": "nobody", "dst": "server"}]}' >"$dir/s_host.json"
 echo '{"name": "x", "flows": [' >"$dir/s_syntax.json"
-run 2 "study negative size" "$rdmasim" study "$dir/s_neg.json" --out "$dir/o" &&
+expect_exit 2 "study negative size" "$rdmasim" study "$dir/s_neg.json" --out "$dir/o" &&
   expect_err "study negative size" "$dir/s_neg.json: study.flows[0].bytes: -3 is negative; expected a total size in bytes >= 1"
-run 2 "study unknown key" "$rdmasim" study "$dir/s_unknown.json" --out "$dir/o" &&
+expect_exit 2 "study unknown key" "$rdmasim" study "$dir/s_unknown.json" --out "$dir/o" &&
   expect_err "study unknown key" "$dir/s_unknown.json: study.colour: unknown key"
-run 2 "study wrong type" "$rdmasim" study "$dir/s_type.json" --out "$dir/o" &&
+expect_exit 2 "study wrong type" "$rdmasim" study "$dir/s_type.json" --out "$dir/o" &&
   expect_err "study wrong type" "study.flows[0].window: \"wide\" is not an integer"
-run 2 "study unknown host" "$rdmasim" study "$dir/s_host.json" --out "$dir/o" &&
+expect_exit 2 "study unknown host" "$rdmasim" study "$dir/s_host.json" --out "$dir/o" &&
   expect_err "study unknown host" "study.flows[0].src: \"nobody\" names no host of the fabric"
-run 2 "study bad JSON" "$rdmasim" study "$dir/s_syntax.json" --out "$dir/o" &&
+expect_exit 2 "study bad JSON" "$rdmasim" study "$dir/s_syntax.json" --out "$dir/o" &&
   expect_err "study bad JSON" "$dir/s_syntax.json: [json.exception.parse_error"
-run 2 "study missing file" "$rdmasim" study "$dir/none.json" &&
+expect_exit 2 "study missing file" "$rdmasim" study "$dir/none.json" &&
   expect_err "study missing file" "$dir/none.json: No such file or directory"
 [ -e "$dir/o" ] && bad "a rejected study wrote outputs"
 

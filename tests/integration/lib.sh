@@ -10,6 +10,11 @@
 #   Waits up to 10 s until something listens on TCP PORT (a verbs tool's out-of-band
 #   port). A probe connection would be taken as the tool's peer, so this reads the socket
 #   table instead. Returns 1 early when PID exits.
+# bad MESSAGE
+#   Prints "FAIL: MESSAGE" and sets fail=1 (the script's exit status).
+# expect_exit WANT NAME COMMAND...
+#   Runs COMMAND with stdout in $dir/out and stderr in $dir/err. Prints "ok: NAME exits
+#   WANT", or calls bad with the status and both outputs and returns 1.
 
 start_daemon() {
   local rdmasim=$1 dir=$2
@@ -43,4 +48,20 @@ wait_listen() {
     sleep 0.05
   done
   return 1
+}
+
+bad() { echo "FAIL: $*"; fail=1; }
+
+expect_exit() {
+  local want=$1 name=$2
+  shift 2
+  "$@" >"$dir/out" 2>"$dir/err"
+  local rc=$?
+  if [ "$rc" != "$want" ]; then
+    bad "$name: exit $rc, expected $want"
+    sed 's/^/  out: /' "$dir/out" | head -20
+    sed 's/^/  err: /' "$dir/err" | head -20
+    return 1
+  fi
+  echo "ok: $name exits $want"
 }
