@@ -1,19 +1,23 @@
 // The fabric daemon: one engine and fabric, the HCAs of its NICs, and the clients
-// (verbs processes) that drive them over a Unix socket and shared-memory rings.
+// (verbs processes) that drive them over a Unix socket and shared-memory rings. A thin
+// owner that wires the socket server, the pacer, the data path and the event router.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "lib/daemon/process_memory.h"
+#include "lib/daemon/client.h"
+#include "lib/daemon/data_path.h"
+#include "lib/daemon/event_router.h"
+#include "lib/daemon/pacer.h"
 #include "lib/daemon/shm.h"
+#include "lib/daemon/socket_server.h"
 #include "lib/ipc/proto.h"
 #include "sim/core/engine.h"
 #include "sim/nic/hca.h"
@@ -32,18 +36,11 @@ struct DaemonOptions {
 // $RDMASIM_SOCKET, or /tmp/rdmasim-<uid>/fabric.sock.
 std::string default_socket_path();
 
-struct DaemonStats {
-  uint64_t clients_accepted = 0, requests = 0, bad_requests = 0;
-  uint64_t wqes_posted = 0, wqes_rejected = 0, cqes_written = 0, cq_overruns = 0;
-  uint64_t comp_events = 0, async_events = 0;
-  uint64_t behind_ps = 0, max_behind_ps = 0;
-};
-
-class Daemon {
+class Daemon : private ServerEvents {
  public:
   // Builds the fabric from `config` (throws topo::ConfigError).
   Daemon(const nlohmann::json& config, DaemonOptions options);
-  ~Daemon();
+  ~Daemon() override;
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
@@ -59,33 +56,22 @@ class Daemon {
   nlohmann::json counters_json() const;
 
  private:
-  struct Pd;
-  struct Mr;
-  struct Mw;
-  struct Channel;
-  struct Cq;
-  struct Srq;
-  struct Qp;
-  struct Client;
+  // ServerEvents
+  void on_connect(uint32_t id, const Peer& peer) override;
+  void on_request(uint32_t id, const ipc::MsgHeader& h, const uint8_t* body, size_t len) override;
+  void on_disconnect(uint32_t id) override;
+  void on_signal(int fd) override;
 
-  void poll_once(int timeout_ms);
-  void accept_clients();
-  void serve_client(Client& c);
-  void drop_client(uint32_t id);
+  int64_t wall_ps() const;
+  // Runs the engine as far as the pacer says and publishes virtual time and behind_ps.
+  void advance_engine();
+  // Announces sleep, re-scans doorbells, and blocks until a request, a wake or the timer.
+  void sleep_until(const Pacer::Idle& idle);
+
   void handle(Client& c, const ipc::MsgHeader& h, const uint8_t* body, size_t len);
   void reply(Client& c, const ipc::MsgHeader& req, int status, const void* body, size_t len,
              const std::vector<int>& fds = {});
-  bool scan_doorbells();
-  void drain_client(Client& c);
-  void drain_qp(Client& c, Qp& qp);
-  void drain_srq(Client& c, Srq& srq);
-  void deliver(uint32_t client, uint32_t cq_handle, const nic::Completion& comp);
-  void post_error(Client& c, uint32_t cq_handle, const nic::Completion& comp);
-  void push_async(Client& c, uint32_t type, uint32_t handle);
-  void on_async(size_t dev, const nic::AsyncEvent& ev);
   void destroy_all(Client& c);
-  int64_t wall_ps() const;
-  void advance_engine();
 
   // Control ops: return 0 or an errno; fill *resp/*fds.
   int op_hello(Client& c, const ipc::HelloReq& r, ipc::HelloResp* out, std::vector<int>* fds);
@@ -105,17 +91,16 @@ class Daemon {
   std::unique_ptr<trace::Capture> capture_;   // null when capture is off
   SharedMap global_map_;
   ipc::GlobalPage* global_ = nullptr;
-  int listen_fd_ = -1, lock_fd_ = -1, epoll_fd_ = -1, wake_fd_ = -1, timer_fd_ = -1;
-  int stop_fd_ = -1, global_ro_fd_ = -1;  // eventfd written by request_stop()
+  int wake_fd_ = -1, timer_fd_ = -1, global_ro_fd_ = -1;
+  int stop_fd_ = -1;  // eventfd written by request_stop()
   bool stopping_ = false;
-  uint32_t next_client_id_ = 1;
-  std::map<uint32_t, std::unique_ptr<Client>> clients_;
-  std::map<int, uint32_t> fd_to_client_;
-  // (device, qpn / cq / srqn) -> (client, handle), for async events.
-  std::map<std::pair<size_t, uint32_t>, std::pair<uint32_t, uint32_t>> qp_owner_, cq_owner_, srq_owner_;
-  int64_t wall_offset_ps_ = 0;
+  Clients clients_;
+  EventRouter router_{clients_};
+  DataPath data_path_{clients_, hcas_, router_};
+  SocketServer server_;
+  Pacer pacer_;
   int64_t last_client_seen_ps_ = 0;
-  DaemonStats stats_;
+  uint64_t failed_requests_ = 0;  // requests answered with an errno by an operation
 };
 
 }  // namespace rdmasim::daemon

@@ -12,7 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "lib/daemon/daemon.h"
-#include "lib/daemon/daemon_state.h"
+#include "lib/daemon/client.h"
 #include "lib/daemon/device_info.h"
 #include "lib/daemon/sealed_text.h"
 #include "lib/daemon/wire.h"
@@ -40,7 +40,7 @@ void init_ring(ipc::RingHeader* h, uint32_t size, uint32_t slot_bytes) {
 
 void Daemon::handle(Client& c, const ipc::MsgHeader& h, const uint8_t* body, size_t len) {
   auto bad = [&](int err) {
-    stats_.bad_requests++;
+    failed_requests_++;
     reply(c, h, err, nullptr, 0);
   };
   const bool needs_hello = h.op != ipc::Op::Hello && h.op != ipc::Op::Counters && h.op != ipc::Op::Shutdown;
@@ -393,13 +393,13 @@ int Daemon::op_create_cq(Client& c, const ipc::CreateCqReq& r, ipc::CreateCqResp
   cq.ctl = new (static_cast<char*>(cq.map.addr()) + control_offset) ipc::CqControl();
   const uint32_t handle = c.next_handle++;
   const uint32_t client = c.id;
-  auto sink = [this, client, handle](const nic::Completion& comp) { deliver(client, handle, comp); };
+  auto sink = [this, client, handle](const nic::Completion& comp) { router_.deliver(client, handle, comp); };
   if (int rc = hcas_[dev]->create_cq(r.cqe, sink, &cq.cq)) return rc;
   out->handle = handle;
   out->cqe = r.cqe;
   out->ring_size = ring_size;
   out->control_offset = control_offset;
-  cq_owner_[{dev, cq.cq}] = {client, handle};
+  router_.own(EventRouter::Kind::Cq, dev, cq.cq, client, handle);
   *fds = {cq.map.fd()};
   c.cqs.emplace(handle, std::move(cq));
   return 0;
@@ -411,7 +411,7 @@ int Daemon::destroy_cq(Client& c, uint32_t handle) {
   for (const auto& [hd, qp] : c.qps)
     if (qp.send_cq == handle || qp.recv_cq == handle) return EBUSY;
   if (int rc = hcas_[it->second.dev]->destroy_cq(it->second.cq)) return rc;
-  cq_owner_.erase({it->second.dev, it->second.cq});
+  router_.disown(EventRouter::Kind::Cq, it->second.dev, it->second.cq);
   c.cqs.erase(it);
   return 0;
 }
@@ -442,7 +442,7 @@ int Daemon::op_create_srq(Client& c, const ipc::CreateSrqReq& r, ipc::CreateSrqR
   out->max_wr = granted.max_wr;
   out->max_sge = granted.max_sge;
   out->ring_size = ring_size;
-  srq_owner_[{dev, srq.srqn}] = {c.id, out->handle};
+  router_.own(EventRouter::Kind::Srq, dev, srq.srqn, c.id, out->handle);
   *fds = {srq.map.fd()};
   c.srqs.emplace(out->handle, std::move(srq));
   return 0;
@@ -454,7 +454,7 @@ int Daemon::destroy_srq(Client& c, uint32_t handle) {
   for (const auto& [hd, qp] : c.qps)
     if (qp.srq == handle) return EBUSY;
   if (int rc = hcas_[it->second.dev]->destroy_srq(it->second.srqn)) return rc;
-  srq_owner_.erase({it->second.dev, it->second.srqn});
+  router_.disown(EventRouter::Kind::Srq, it->second.dev, it->second.srqn);
   c.srqs.erase(it);
   return 0;
 }
@@ -531,7 +531,7 @@ int Daemon::op_create_qp(Client& c, const ipc::CreateQpReq& r, ipc::CreateQpResp
   out->sq_size = sq_size;
   out->rq_size = rq_size;
   out->rq_offset = rq_offset;
-  qp_owner_[{dev, qp.qpn}] = {c.id, out->handle};
+  router_.own(EventRouter::Kind::Qp, dev, qp.qpn, c.id, out->handle);
   *fds = {qp.map.fd()};
   c.qps.emplace(out->handle, std::move(qp));
   return 0;
@@ -541,7 +541,7 @@ int Daemon::destroy_qp(Client& c, uint32_t handle) {
   auto it = c.qps.find(handle);
   if (it == c.qps.end()) return ENOENT;
   if (int rc = hcas_[it->second.dev]->destroy_qp(it->second.qpn)) return rc;
-  qp_owner_.erase({it->second.dev, it->second.qpn});
+  router_.disown(EventRouter::Kind::Qp, it->second.dev, it->second.qpn);
   c.qps.erase(it);
   return 0;
 }
@@ -551,7 +551,7 @@ void Daemon::destroy_all(Client& c) {
   while (!c.qps.empty()) {
     auto it = c.qps.begin();
     hcas_[it->second.dev]->destroy_qp(it->second.qpn);
-    qp_owner_.erase({it->second.dev, it->second.qpn});
+    router_.disown(EventRouter::Kind::Qp, it->second.dev, it->second.qpn);
     c.qps.erase(it);
   }
   for (auto& [hd, mw] : c.mws) hcas_[mw.dev]->dealloc_mw(mw.rkey);
@@ -559,13 +559,13 @@ void Daemon::destroy_all(Client& c) {
   while (!c.srqs.empty()) {
     auto it = c.srqs.begin();
     hcas_[it->second.dev]->destroy_srq(it->second.srqn);
-    srq_owner_.erase({it->second.dev, it->second.srqn});
+    router_.disown(EventRouter::Kind::Srq, it->second.dev, it->second.srqn);
     c.srqs.erase(it);
   }
   while (!c.cqs.empty()) {
     auto it = c.cqs.begin();
     hcas_[it->second.dev]->destroy_cq(it->second.cq);
-    cq_owner_.erase({it->second.dev, it->second.cq});
+    router_.disown(EventRouter::Kind::Cq, it->second.dev, it->second.cq);
     c.cqs.erase(it);
   }
   for (auto& [hd, mr] : c.mrs) hcas_[mr.dev]->dereg_mr(mr.lkey);

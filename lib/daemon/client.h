@@ -1,16 +1,22 @@
-// The daemon's per-client object tables. Handles are per client and never reused within
-// a client; every table is keyed by handle, so a handle of another kind or of another
-// client is simply not found (ENOENT).
+// A client of the daemon and its object tables. Handles are per client and never reused
+// within a client; every table is keyed by handle, so a handle of another kind or of
+// another client is simply not found (ENOENT).
 #pragma once
 
+#include <sys/types.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "lib/daemon/daemon.h"
+#include "lib/daemon/process_memory.h"
+#include "lib/daemon/shm.h"
+#include "lib/ipc/proto.h"
+#include "lib/ipc/ring.h"
 
 namespace rdmasim::daemon {
 
@@ -18,12 +24,12 @@ inline constexpr uint32_t kAsyncSlots = sizeof(ipc::ClientPage::async_slots) / s
 static_assert((kAsyncSlots & (kAsyncSlots - 1)) == 0);
 inline constexpr uint32_t kChannelSlots = 1024;
 
-struct Daemon::Pd {
+struct Pd {
   size_t dev;
   uint32_t pd;  // the HCA's id
 };
 
-struct Daemon::Mr {
+struct Mr {
   size_t dev;
   uint32_t lkey;
   uint32_t access;  // as registered: rereg_mr re-checks the mappings with these rights
@@ -31,12 +37,12 @@ struct Daemon::Mr {
   uint64_t length;
 };
 
-struct Daemon::Mw {
+struct Mw {
   size_t dev;
   uint32_t rkey;  // as allocated; the HCA finds the window by the key's index
 };
 
-struct Daemon::Channel {
+struct Channel {
   SharedMap map;
   ipc::RingView<ipc::CompEvent> ring;
   uint32_t prod = 0;  // the daemon's own producer index
@@ -48,7 +54,7 @@ struct Daemon::Channel {
   }
 };
 
-struct Daemon::Cq {
+struct Cq {
   size_t dev;
   uint32_t cq;  // the HCA's id
   uint32_t cqe;
@@ -59,7 +65,7 @@ struct Daemon::Cq {
   uint32_t prod = 0;
 };
 
-struct Daemon::Srq {
+struct Srq {
   size_t dev;
   uint32_t srqn;
   uint32_t max_sge;
@@ -68,7 +74,7 @@ struct Daemon::Srq {
   uint32_t cons = 0;  // the daemon's own consumer index
 };
 
-struct Daemon::Qp {
+struct Qp {
   size_t dev;
   uint32_t qpn;
   uint32_t type;
@@ -81,9 +87,9 @@ struct Daemon::Qp {
   uint32_t sq_cons = 0, rq_cons = 0;
 };
 
-struct Daemon::Client {
-  uint32_t id = 0;
-  int sock = -1;
+// A connection after SO_PEERCRED; `hello` once Hello succeeded (it has a page and devices).
+struct Client {
+  uint32_t id = 0;  // also the socket server's connection id
   pid_t pid = 0;
   uid_t uid = 0;
   bool hello = false;
@@ -103,8 +109,17 @@ struct Daemon::Client {
   std::map<uint32_t, Srq> srqs;
   std::map<uint32_t, Qp> qps;
 
+  Client() = default;
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  ~Client() {
+    if (async_efd >= 0) close(async_efd);
+  }
   bool page_ok() const { return page_map.ok(); }
   ipc::ClientPage* page() const { return static_cast<ipc::ClientPage*>(page_map.addr()); }
 };
+
+// Every client of the daemon by id; each piece of the daemon reaches them through this.
+using Clients = std::map<uint32_t, std::unique_ptr<Client>>;
 
 }  // namespace rdmasim::daemon
