@@ -36,7 +36,7 @@ enum class PacketKind : uint8_t {
 
 // IBTA base transport header, in host representation.
 struct Bth {
-  uint8_t opcode = 0;        // IBTA opcode: transport (RC 0x00, UC 0x20, UD 0x60) | op
+  uint8_t opcode = 0;        // IBTA opcode: transport | operation (sim/net/ibta.h)
   bool solicited = false;
   bool ack_req = false;
   uint8_t pad = 0;
@@ -114,6 +114,7 @@ enum HeaderBits : uint16_t {
   kHasDeth = 1 << 5,
   kHasGrh = 1 << 6,
   kHasIeth = 1 << 7,
+  kHasRdeth = 1 << 8,  // reliable datagram (table 38's RD rows; the model sends none)
 };
 
 // Value-initialization skipped: a message buffer is filled by DMA right after it is sized,

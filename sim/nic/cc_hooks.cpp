@@ -52,7 +52,7 @@ void Hca::Impl::notify_congestion(Qp& qp, const net::Packet& p) {
   av.is_global = true;
   av.dgid = p.sgid;
   av.traffic_class = static_cast<uint8_t>(d.cnp_dscp << 2);
-  net::PacketPtr cnp = new_packet(qp, av, dest, 0x81, 0);
+  net::PacketPtr cnp = new_packet(qp, av, dest, ibta::kRoceCnp, 0);
   cnp->kind = net::PacketKind::Cnp;
   cnp->dst = p.src;
   cnp->priority = d.cnp_priority & 7;

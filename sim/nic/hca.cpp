@@ -399,8 +399,7 @@ void Hca::receive(net::PacketPtr pkt, int /*port*/) {
     auto it = m.qps.find(shared->bth.dest_qp);
     if (it == m.qps.end()) return;  // no such QP: silently dropped, as HCAs do
     Qp& qp = *it->second;
-    const uint8_t op = shared->bth.opcode & 0x1f;
-    const bool response = qp.init.type == QpType::RC && op >= 0x0d && op <= 0x12;
+    const bool response = qp.init.type == QpType::RC && ibta::info(shared->bth.opcode).is_response();
     m.rx_pkt = shared.get();
     const bool tcp = qp.tcp || m.is_iwarp();  // iWARP: ECN is TCP's business (DCTCP), no CNPs
     if (shared->ce && !tcp) m.notify_congestion(qp, *shared);

@@ -24,11 +24,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/net/ibta.h"
 #include "sim/nic/cc.h"
 #include "sim/nic/hca.h"
 #include "sim/nic/iwarp.h"
 
 namespace rdmasim::nic {
+
+namespace ibta = net::ibta;
 
 // 24-bit PSN arithmetic. psn_diff(a, b) > 0 when a is after b (modulo 2^24).
 inline int32_t psn_diff(uint32_t a, uint32_t b) {

@@ -23,15 +23,6 @@ uint16_t port_of(uint32_t qpn) { return static_cast<uint16_t>(49152 + qpn % 1638
 
 net::Address peer_address(const Qp& qp) { return iwarp::address_of_gid(qp.attr.ah_attr.dgid); }
 
-bool is_response(uint8_t op) { return op >= 0x0d && op <= 0x12; }
-bool is_last(uint8_t op) {
-  return op == 0x02 || op == 0x03 || op == 0x04 || op == 0x05 || op == 0x08 || op == 0x09 ||
-         op == 0x0a || op == 0x0b || op == 0x0c || op == 0x0f || op == 0x10 || op == 0x11;
-}
-bool is_first(uint8_t op) {
-  return op == 0x00 || op == 0x04 || op == 0x05 || op == 0x06 || op == 0x0a || op == 0x0b ||
-         op == 0x0d || op == 0x10;
-}
 
 }  // namespace
 
@@ -156,16 +147,16 @@ bool Hca::Impl::iwarp_has_tx_work(const Qp& qp) const {
 void Hca::Impl::iwarp_frame(Qp& qp, net::Packet& p) {
   iwarp::Conn& c = *qp.tcp;
   net::IwarpFpdu& f = p.fpdu;
-  const uint8_t op = p.bth.opcode & 0x1f;
-  f.last = is_last(op);
-  if (op <= 0x05) {  // SEND FIRST..ONLY_IMM
-    if (is_first(op)) ++c.send_msn;
+  const ibta::Opcode& op = ibta::info(p.bth.opcode);
+  f.last = op.ends_message();
+  if (op.op == ibta::Op::Send) {
+    if (op.starts_message()) ++c.send_msn;
     f.rdmap_opcode = f.last && p.bth.solicited ? iwarp::kRdmapSendSe : iwarp::kRdmapSend;
     f.qn = 0;
     f.msn = c.send_msn;
     f.mo = p.payload_offset;
-  } else if (op <= 0x0b) {  // RDMA WRITE
-    if (is_first(op)) {
+  } else if (op.op == ibta::Op::Write) {
+    if (op.starts_message()) {
       c.write_stag = p.reth.rkey;
       c.write_to = p.reth.va;
     }
@@ -173,7 +164,7 @@ void Hca::Impl::iwarp_frame(Qp& qp, net::Packet& p) {
     f.tagged = true;
     f.stag = c.write_stag;
     f.to = c.write_to + p.payload_offset;
-  } else if (op == 0x0c) {  // READ REQUEST: the sink is the WQE's first local buffer
+  } else if (op.op == ibta::Op::ReadRequest) {  // the sink is the WQE's first local buffer
     f.rdmap_opcode = iwarp::kRdmapReadRequest;
     f.qn = 1;
     f.msn = ++c.read_msn;
@@ -183,8 +174,8 @@ void Hca::Impl::iwarp_frame(Qp& qp, net::Packet& p) {
         f.sink_to = w.wr.sgl[0].addr;
       }
     }
-  } else if (op >= 0x0d && op <= 0x10) {  // READ RESPONSE: tagged into the requester's sink
-    if (is_first(op)) {
+  } else if (op.op == ibta::Op::ReadResponse) {  // tagged into the requester's sink
+    if (op.starts_message()) {
       if (!c.read_sinks.empty()) {
         c.cur_sink = c.read_sinks.front();
         c.read_sinks.pop_front();
@@ -316,8 +307,9 @@ void Hca::Impl::iwarp_receive(Qp& qp, const std::shared_ptr<net::Packet>& seg) {
   bool progress = false;
   for (const iwarp::TxSegment& s : acked) {
     const net::Packet& f = *s.fpdu;
-    const uint8_t op = f.bth.opcode & 0x1f;
-    if (!is_response(op) && op != 0x0c && is_last(op)) progress |= ack_upto(qp, f.bth.psn);
+    const ibta::Opcode& op = ibta::info(f.bth.opcode);
+    if (op.is_request() && op.op != ibta::Op::ReadRequest && op.ends_message())
+      progress |= ack_upto(qp, f.bth.psn);
   }
   if (progress && qp.attr.qp_state != QpState::Err) {
     qp.retries_left = qp.attr.retry_cnt;
@@ -341,12 +333,12 @@ void Hca::Impl::iwarp_deliver(Qp& qp, const net::Packet& f) {
   const QpState st = qp.attr.qp_state;
   if (st == QpState::Err || st == QpState::Reset) return;
   net::Packet p = f;  // the handlers take a mutable packet
-  const uint8_t op = p.bth.opcode & 0x1f;
-  if (op >= 0x0d && op <= 0x10 && iwarp_sink_refused(qp, f)) return;
-  if (is_response(op)) {
+  const ibta::Opcode& op = ibta::info(p.bth.opcode);
+  if (op.op == ibta::Op::ReadResponse && iwarp_sink_refused(qp, f)) return;
+  if (op.is_response()) {
     handle_response(qp, p);
   } else {
-    if (op == 0x0c) qp.tcp->read_sinks.push_back({f.fpdu.sink_stag, f.fpdu.sink_to});
+    if (op.op == ibta::Op::ReadRequest) qp.tcp->read_sinks.push_back({f.fpdu.sink_stag, f.fpdu.sink_to});
     handle_request(qp, p);
   }
 }
@@ -392,8 +384,7 @@ void Hca::Impl::iwarp_control(Qp& qp, uint8_t syndrome, uint32_t psn) {
   } else {
     layer_etype = 0x02;       // RDMAP, remote operation error (invalid request)
   }
-  auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, 0x11, psn);
-  p->headers |= net::kHasAeth;
+  auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, ibta::kRc | ibta::kAcknowledge, psn);
   p->aeth = {code, qp.msn & 0xffffff};
   p->fpdu.term_layer_etype = layer_etype;
   p->fpdu.term_code = syndrome & 0x1f;

@@ -2,22 +2,6 @@
 #include "sim/nic/hca_impl.h"
 
 namespace rdmasim::nic {
-namespace {
-
-uint32_t ext_bytes(uint16_t h) {
-  uint32_t n = 0;
-  if (h & net::kHasReth) n += 16;
-  if (h & net::kHasAeth) n += 4;
-  if (h & net::kHasAtomicEth) n += 28;
-  if (h & net::kHasAtomicAckEth) n += 8;
-  if (h & net::kHasImm) n += 4;
-  if (h & net::kHasIeth) n += 4;
-  if (h & net::kHasDeth) n += 8;
-  return n;
-}
-
-}  // namespace
-
 // Priority: on Ethernet the DSCP is traffic_class >> 2 and the class is DSCP >> 3, i.e.
 // the top three bits of traffic_class (the usual DSCP-to-TC mapping); on IB the SL (0..7).
 uint8_t Hca::Impl::priority_of(const AddressVector& av) const {
@@ -57,6 +41,7 @@ net::PacketPtr Hca::Impl::new_packet(const Qp& qp, const AddressVector& av, uint
   p->flow_hash = h ^ (config.address * 0xc2b2ae35u) ^ p->dst;
   p->created = engine.now();
   p->bth.opcode = opcode;
+  p->headers |= ibta::info(opcode).headers;  // the extension headers the opcode carries
   p->bth.dest_qp = dest_qp & 0xffffff;
   p->bth.psn = psn & 0xffffff;
   p->bth.pkey = 0xffff;
@@ -65,7 +50,8 @@ net::PacketPtr Hca::Impl::new_packet(const Qp& qp, const AddressVector& av, uint
 
 void Hca::Impl::finish_packet(net::Packet& p) const {
   p.bth.pad = static_cast<uint8_t>((4 - p.payload_len % 4) % 4);
-  const uint32_t transport = 12 + ext_bytes(p.headers) + p.payload_len + p.bth.pad + 4;  // BTH..ICRC
+  const uint32_t transport = ibta::kBthBytes + ibta::ext_header_bytes(p.headers) + p.payload_len +
+                             p.bth.pad + 4;  // BTH..ICRC
   switch (p.link_layer) {
     case net::LinkLayer::InfiniBand: {
       // LRH 8 (+ GRH 40) + transport + VCRC 2; IB has no preamble or gap.

@@ -7,12 +7,23 @@
 namespace rdmasim::nic {
 namespace {
 
-constexpr uint8_t kRc = 0x00, kUc = 0x20, kUd = 0x60;
+uint8_t transport_bits(QpType t) {
+  return t == QpType::RC ? ibta::kRc : t == QpType::UC ? ibta::kUc : ibta::kUd;
+}
 
-uint8_t transport_bits(QpType t) { return t == QpType::RC ? kRc : t == QpType::UC ? kUc : kUd; }
+bool is_read_response(uint8_t opcode) { return ibta::info(opcode).op == ibta::Op::ReadResponse; }
 
-// RC RDMA READ RESPONSE FIRST 0x0d, MIDDLE 0x0e, LAST 0x0f, ONLY 0x10.
-bool is_read_response(uint8_t opcode) { return opcode >= 0x0d && opcode <= 0x10; }
+// The operation bits of packet `first`/`last` of a SEND or RDMA WRITE message.
+uint8_t message_operation(bool write, bool first, bool last, bool imm, bool inv) {
+  if (write) {
+    if (first) return last ? (imm ? ibta::kWriteOnlyImm : ibta::kWriteOnly) : ibta::kWriteFirst;
+    return last ? (imm ? ibta::kWriteLastImm : ibta::kWriteLast) : ibta::kWriteMiddle;
+  }
+  if (first && last) return inv ? ibta::kSendOnlyInv : imm ? ibta::kSendOnlyImm : ibta::kSendOnly;
+  if (first) return ibta::kSendFirst;
+  return last ? (inv ? ibta::kSendLastInv : imm ? ibta::kSendLastImm : ibta::kSendLast)
+              : ibta::kSendMiddle;
+}
 
 }  // namespace
 
@@ -174,14 +185,12 @@ net::PacketPtr Hca::Impl::next_request(Qp& qp) {
   if (op == WrOpcode::RdmaRead) {
     // One request for the rest of the read; a resumed read starts at the PSN it resumes.
     const uint32_t off = qp.tx_pkt * mtu;
-    p = new_packet(qp, tx_av(qp), dest, tb | 0x0c, psn);
-    p->headers |= net::kHasReth;
+    p = new_packet(qp, tx_av(qp), dest, tb | ibta::kReadRequest, psn);
     p->reth = {w.wr.remote_addr + off, w.wr.rkey, w.length - std::min(off, w.length)};
     last = true;
   } else if (op == WrOpcode::AtomicCmpAndSwp || op == WrOpcode::AtomicFetchAndAdd) {
-    p = new_packet(qp, tx_av(qp), dest, tb | (op == WrOpcode::AtomicCmpAndSwp ? 0x13 : 0x14),
-                   psn);
-    p->headers |= net::kHasAtomicEth;
+    const uint8_t atomic = op == WrOpcode::AtomicCmpAndSwp ? ibta::kCompareSwap : ibta::kFetchAdd;
+    p = new_packet(qp, tx_av(qp), dest, tb | atomic, psn);
     p->atomic.va = w.wr.remote_addr;
     p->atomic.rkey = w.wr.rkey;
     if (op == WrOpcode::AtomicCmpAndSwp) {
@@ -199,30 +208,13 @@ net::PacketPtr Hca::Impl::next_request(Qp& qp) {
     const uint32_t len = std::min(mtu, w.length - std::min(off, w.length));
     const bool first = qp.tx_pkt == 0;
     last = qp.tx_pkt + 1 == w.npsn;
-    // IBTA opcodes: SEND FIRST 0 MIDDLE 1 LAST 2 LAST_IMM 3 ONLY 4 ONLY_IMM 5;
-    // RDMA WRITE FIRST 6 MIDDLE 7 LAST 8 LAST_IMM 9 ONLY 0xa ONLY_IMM 0xb;
-    // SEND LAST_INV 0x16 ONLY_INV 0x17 (RC).
-    uint8_t code;
-    if (first && last) code = inv ? 0x17 : imm ? 5 : 4;
-    else if (first) code = 0;
-    else if (last) code = inv ? 0x16 : imm ? 3 : 2;
-    else code = 1;
-    if (write) code = code == 0 ? 6 : code == 1 ? 7 : code + 6;
-    p = new_packet(qp, tx_av(qp), dest, tb | code, psn);
-    if (write && first) {
-      p->headers |= net::kHasReth;
-      p->reth = {w.wr.remote_addr, w.wr.rkey, w.length};
-    }
-    if (imm && last) {
-      p->headers |= net::kHasImm;
-      p->imm = w.wr.imm_data;
-    }
-    if (inv && last) {
-      p->headers |= net::kHasIeth;
-      p->imm = w.wr.invalidate_rkey;
-    }
+    // The opcode's headers (new_packet sets them from the table): RETH on a WRITE's first
+    // packet, ImmDt or IETH on the last.
+    p = new_packet(qp, tx_av(qp), dest, tb | message_operation(write, first, last, imm, inv), psn);
+    if (write && first) p->reth = {w.wr.remote_addr, w.wr.rkey, w.length};
+    if (imm && last) p->imm = w.wr.imm_data;
+    if (inv && last) p->imm = w.wr.invalidate_rkey;
     if (qp.init.type == QpType::UD) {
-      p->headers |= net::kHasDeth;
       // A Q_Key with the high bit set means "use the QP's own Q_Key" (IBTA 10.2.5).
       p->deth.qkey = (w.wr.remote_qkey & 0x80000000u) ? qp.attr.qkey : w.wr.remote_qkey;
       p->deth.src_qp = qp.qpn;
@@ -324,7 +316,7 @@ bool Hca::Impl::ack_upto(Qp& qp, uint32_t psn) {
 
 void Hca::Impl::handle_response(Qp& qp, net::Packet& p) {
   if (qp.attr.qp_state != QpState::Rts && qp.attr.qp_state != QpState::Sqd) return;
-  const uint8_t op = p.bth.opcode & 0x1f;
+  const ibta::Opcode& op = ibta::info(p.bth.opcode);
   const uint32_t psn = p.bth.psn;
   bool progress = false;
   // The WQE whose PSN range holds psn.
@@ -334,7 +326,7 @@ void Hca::Impl::handle_response(Qp& qp, net::Packet& p) {
         return i;
     return qp.sq.size();
   };
-  if (op >= 0x0d && op <= 0x10) {  // RDMA READ response FIRST/MIDDLE/LAST/ONLY
+  if (op.op == ibta::Op::ReadResponse) {
     progress = ack_upto(qp, psn_add(psn, -1));
     const size_t i = find();
     if (i == qp.sq.size()) return;
@@ -348,11 +340,11 @@ void Hca::Impl::handle_response(Qp& qp, net::Packet& p) {
     }
     w.resp_received += p.payload_len;
     progress = true;
-    if (op == 0x0f || op == 0x10) {
+    if (op.ends_message()) {
       w.done = true;
       ack_upto(qp, psn);
     }
-  } else if (op == 0x12) {  // ATOMIC ACKNOWLEDGE
+  } else if (op.op == ibta::Op::AtomicAck) {
     progress = ack_upto(qp, psn_add(psn, -1));
     const size_t i = find();
     if (i == qp.sq.size()) return;
@@ -366,7 +358,7 @@ void Hca::Impl::handle_response(Qp& qp, net::Packet& p) {
     w.done = true;
     ack_upto(qp, psn);
     progress = true;
-  } else if (op == 0x11) {  // ACKNOWLEDGE: ACK, RNR NAK or NAK by AETH syndrome
+  } else if (op.op == ibta::Op::Ack) {  // ACK, RNR NAK or NAK by AETH syndrome
     const uint8_t kind = p.aeth.syndrome >> 5;
     const uint8_t code = p.aeth.syndrome & 0x1f;
     if (kind == 0) {

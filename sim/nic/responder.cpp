@@ -11,13 +11,13 @@ constexpr uint8_t kAckSyndrome = 0x1f;  // ACK with "invalid credit count": no e
 constexpr uint8_t kNakSeq = 0x60, kNakInvReq = 0x61, kNakRemAccess = 0x62, kNakRemOp = 0x63;
 constexpr size_t kAtomicHistory = 64;   // executed atomics remembered for duplicates
 
-bool is_first_or_only(uint8_t op) {
-  return op == 0x00 || op == 0x04 || op == 0x05 || op == 0x06 || op == 0x0a || op == 0x0b ||
-         op == 0x17;
-}
-bool is_last_or_only(uint8_t op) {
-  return op == 0x02 || op == 0x03 || op == 0x04 || op == 0x05 || op == 0x08 || op == 0x09 ||
-         op == 0x0a || op == 0x0b || op == 0x16 || op == 0x17;
+// The RC opcode of a READ response packet k of n.
+uint8_t read_response_opcode(uint32_t k, uint32_t n) {
+  const uint8_t op = n == 1       ? ibta::kReadResponseOnly
+                     : k == 0     ? ibta::kReadResponseFirst
+                     : k + 1 == n ? ibta::kReadResponseLast
+                                  : ibta::kReadResponseMiddle;
+  return ibta::kRc | op;
 }
 
 }  // namespace
@@ -73,8 +73,7 @@ void Hca::Impl::recv_complete(Qp& qp, const RecvWr& wr, uint32_t srqn, WcStatus 
 
 void Hca::Impl::send_ack(Qp& qp, uint8_t syndrome, uint32_t psn) {
   if (qp.tcp) return iwarp_control(qp, syndrome, psn);
-  auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, 0x11, psn);
-  p->headers |= net::kHasAeth;
+  auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, ibta::kRc | ibta::kAcknowledge, psn);
   p->aeth = {syndrome, qp.msn & 0xffffff};
   finish_packet(*p);
   if ((syndrome >> 5) == 0) counters.acks_sent++;
@@ -101,13 +100,9 @@ void Hca::Impl::respond_read(Qp& qp, const net::Packet& req, uint32_t psn) {
     return;
   }
   for (uint32_t k = 0; k < n; ++k) {
-    // READ RESPONSE FIRST 0x0d, MIDDLE 0x0e, LAST 0x0f, ONLY 0x10; FIRST/LAST/ONLY carry AETH.
-    const uint8_t op = n == 1 ? 0x10 : k == 0 ? 0x0d : k + 1 == n ? 0x0f : 0x0e;
-    auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, op, psn_add(psn, k));
-    if (op != 0x0e) {
-      p->headers |= net::kHasAeth;
-      p->aeth = {kAckSyndrome, qp.msn & 0xffffff};
-    }
+    auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, read_response_opcode(k, n),
+                        psn_add(psn, k));
+    if (p->headers & net::kHasAeth) p->aeth = {kAckSyndrome, qp.msn & 0xffffff};  // not MIDDLE
     p->payload = buf;
     p->payload_offset = k * qp.mtu;
     p->payload_len = std::min(qp.mtu, len - k * qp.mtu);
@@ -120,9 +115,11 @@ void Hca::Impl::respond_read(Qp& qp, const net::Packet& req, uint32_t psn) {
 net::PacketPtr Hca::Impl::pop_response(Qp& qp) {
   net::PacketPtr p = std::move(qp.resp_queue.front());
   qp.resp_queue.pop_front();
-  const uint8_t op = p->bth.opcode & 0x1f;
+  const ibta::Opcode& op = ibta::info(p->bth.opcode);
   // READ RESPONSE LAST/ONLY or ATOMIC ACKNOWLEDGE of the oldest held resource: it is done.
-  if ((op == 0x0f || op == 0x10 || op == 0x12) && !qp.rd_atomic_held.empty() &&
+  const bool ends = (op.op == ibta::Op::ReadResponse && op.ends_message()) ||
+                    op.op == ibta::Op::AtomicAck;
+  if (ends && !qp.rd_atomic_held.empty() &&
       qp.rd_atomic_held.front() == p->bth.psn)
     qp.rd_atomic_held.pop_front();
   return p;
@@ -138,7 +135,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
     qp_event(qp, AsyncEventType::CommEst);
   }
   const bool rc = qp.init.type == QpType::RC;
-  const uint8_t op = p.bth.opcode & 0x1f;
+  const ibta::Opcode& op = ibta::info(p.bth.opcode);
   const uint32_t psn = p.bth.psn;
   const int32_t d = psn_diff(psn, qp.epsn);
   const uint32_t pd = qp.init.pd;
@@ -177,16 +174,16 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
   }
   if (rc && d < 0) {  // a duplicate: answer it without executing anything twice
     counters.duplicates++;
-    if (op == 0x0c) {
+    if (op.op == ibta::Op::ReadRequest) {
       // READs are idempotent: respond again from memory.
       if (check_remote(qp, p.reth.rkey, p.reth.va, p.reth.dma_len, kAccessRemoteRead) ||
           p.reth.dma_len == 0)
         respond_read(qp, p, psn);
-    } else if (op == 0x13 || op == 0x14) {
+    } else if (op.op == ibta::Op::Atomic) {
       auto it = qp.atomic_results.find(psn);
       if (it != qp.atomic_results.end()) {
-        auto a = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, 0x12, psn);
-        a->headers |= net::kHasAeth | net::kHasAtomicAckEth;
+        auto a = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num,
+                            ibta::kRc | ibta::kAtomicAcknowledge, psn);
         a->aeth = {kAckSyndrome, qp.msn & 0xffffff};
         a->atomic_ack_orig = it->second;
         finish_packet(*a);
@@ -203,21 +200,21 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
     flush_write(qp);  // what arrived before the loss stays placed
     if (qp.in_msg && qp.msg_is_send && !qp.cur_srq) qp.rq.push_front(qp.cur_recv);
     qp.in_msg = false;
-    if (!is_first_or_only(op)) {
+    if (!op.starts_message()) {
       qp.epsn = psn_add(psn, 1);
       return;
     }
     qp.epsn = psn;
   }
-  if (!rc && !is_first_or_only(op) && !qp.in_msg) {  // rest of a dropped UC message
+  if (!rc && !op.starts_message() && !qp.in_msg) {  // rest of a dropped UC message
     qp.epsn = psn_add(psn, 1);
     return;
   }
 
-  const bool inv = rc && (op == 0x16 || op == 0x17);  // SEND LAST/ONLY with Invalidate
-  const bool send = op <= 0x05 || inv;
-  const bool write = op >= 0x06 && op <= 0x0b;
-  if (op == 0x0c || op == 0x13 || op == 0x14) {
+  const bool inv = rc && op.invalidate;  // SEND LAST/ONLY with Invalidate
+  const bool send = op.op == ibta::Op::Send && (!op.invalidate || inv);
+  const bool write = op.op == ibta::Op::Write;
+  if (op.op == ibta::Op::ReadRequest || op.op == ibta::Op::Atomic) {
     if (!rc) return;
     // Responder resources: a requester with more READ/atomic requests outstanding than the
     // max_dest_rd_atomic it was told about breaks the protocol. Treated as an Invalid
@@ -228,7 +225,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
       fatal_nak(kNakInvReq);
       return;
     }
-    if (op == 0x0c) {
+    if (op.op == ibta::Op::ReadRequest) {
       const uint32_t len = p.reth.dma_len;
       if (!(qp.attr.qp_access_flags & kAccessRemoteRead) ||
           (len && !check_remote(qp, p.reth.rkey, p.reth.va, len, kAccessRemoteRead))) {
@@ -259,7 +256,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
       return;
     }
     uint64_t val = orig;
-    if (op == 0x13) {
+    if ((op.code & ibta::kOperationMask) == ibta::kCompareSwap) {
       if (orig == p.atomic.compare) val = p.atomic.swap_add;
     } else {
       val = orig + p.atomic.swap_add;
@@ -274,8 +271,8 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
     qp.nak_sent = false;
     qp.epsn = psn_add(psn, 1);
     qp.rd_atomic_held.push_back(psn);
-    auto a = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, 0x12, psn);
-    a->headers |= net::kHasAeth | net::kHasAtomicAckEth;
+    auto a = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num,
+                        ibta::kRc | ibta::kAtomicAcknowledge, psn);
     a->aeth = {kAckSyndrome, qp.msn & 0xffffff};
     a->atomic_ack_orig = orig;
     finish_packet(*a);
@@ -288,13 +285,13 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
     return;
   }
   // Opcode sequence: FIRST/ONLY start a message, MIDDLE/LAST continue one.
-  const bool first = is_first_or_only(op);
-  const bool last = is_last_or_only(op);
+  const bool first = op.starts_message();
+  const bool last = op.ends_message();
   if (first == qp.in_msg) {
     if (rc) fatal_nak(kNakInvReq);
     return;
   }
-  const bool imm = op == 0x03 || op == 0x05 || op == 0x09 || op == 0x0b;
+  const bool imm = op.immediate;
   const uint8_t* data = p.payload_data();
   const uint32_t len = p.payload_len;
 
@@ -432,8 +429,8 @@ void Hca::Impl::flush_all_writes() {
 void Hca::Impl::handle_ud(Qp& qp, net::Packet& p) {
   const QpState st = qp.attr.qp_state;
   if (st != QpState::Rtr && st != QpState::Rts && st != QpState::Sqd && st != QpState::Sqe) return;
-  const uint8_t op = p.bth.opcode & 0x1f;
-  if (op != 0x04 && op != 0x05) return;
+  const ibta::Opcode& op = ibta::info(p.bth.opcode);
+  if (op.op != ibta::Op::Send || op.position != ibta::Position::Only || op.invalidate) return;
   if (p.deth.qkey != qp.attr.qkey) return;  // Q_Key mismatch: silently dropped
   RecvWr wr;
   uint32_t srqn = 0;
@@ -479,7 +476,7 @@ void Hca::Impl::handle_ud(Qp& qp, net::Packet& p) {
     recv_complete(qp, wr, srqn, WcStatus::LocProtErr, WcOpcode::Recv, 0, 0, 0, p.deth.src_qp);
     return;
   }
-  const bool imm = op == 0x05;
+  const bool imm = op.immediate;
   recv_complete(qp, wr, srqn, WcStatus::Success, WcOpcode::Recv, kGrhSpace + p.payload_len,
                 imm ? p.imm : 0, (grh ? uint32_t{kWcGrh} : 0u) | (imm ? uint32_t{kWcWithImm} : 0u), p.deth.src_qp);
 }

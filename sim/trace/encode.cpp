@@ -1,5 +1,6 @@
 #include "sim/trace/encode.h"
 
+#include "sim/net/ibta.h"
 #include "sim/net/wire.h"
 #include "sim/trace/iwarp_encode.h"
 #include "sim/trace/pcap_writer.h"
@@ -33,29 +34,16 @@ void put_le32(std::vector<uint8_t>& o, uint32_t v) {
   for (int i = 0; i < 4; ++i) o.push_back(static_cast<uint8_t>(v >> (8 * i)));
 }
 
-constexpr uint32_t kBthBytes = 12;
-constexpr uint32_t kCnpReserved = 16;
+using net::ibta::kBthBytes;
+using net::ibta::kCnpReservedBytes;
 
 uint32_t pad_of(uint32_t payload) { return (4 - payload % 4) % 4; }
-
-// Bytes of the extension headers in `bits` (after the BTH).
-uint32_t ext_bytes(uint16_t bits) {
-  uint32_t n = 0;
-  if (bits & net::kHasDeth) n += 8;
-  if (bits & net::kHasReth) n += 16;
-  if (bits & net::kHasAtomicEth) n += 28;
-  if (bits & net::kHasAeth) n += 4;
-  if (bits & net::kHasAtomicAckEth) n += 8;
-  if (bits & net::kHasImm) n += 4;
-  if (bits & net::kHasIeth) n += 4;
-  return n;
-}
 
 // BTH, extension headers in IBTA order, payload and pad. CNPs get their 16 reserved bytes.
 void append_transport(const Packet& p, uint16_t bits, std::vector<uint8_t>& o) {
   const bool cnp = p.kind == net::PacketKind::Cnp;
   const uint32_t pad = cnp ? 0 : pad_of(p.payload_len);
-  put8(o, cnp ? kCnpOpcode : p.bth.opcode);
+  put8(o, cnp ? net::ibta::kRoceCnp : p.bth.opcode);
   put8(o, static_cast<uint8_t>((p.bth.solicited ? 0x80 : 0) | (pad << 4)));  // M = 0, TVer = 0
   put16(o, p.bth.pkey);
   put8(o, 0);  // FECN/BECN (InfiniBand) / reserved (RoCEv2)
@@ -63,7 +51,7 @@ void append_transport(const Packet& p, uint16_t bits, std::vector<uint8_t>& o) {
   put8(o, p.bth.ack_req ? 0x80 : 0);
   put24(o, p.bth.psn & 0xffffff);
   if (cnp) {
-    o.insert(o.end(), kCnpReserved, 0);
+    o.insert(o.end(), kCnpReservedBytes, 0);
     return;
   }
   if (bits & net::kHasDeth) {
@@ -99,8 +87,8 @@ void append_transport(const Packet& p, uint16_t bits, std::vector<uint8_t>& o) {
 }
 
 uint32_t transport_bytes(const Packet& p, uint16_t bits) {
-  if (p.kind == net::PacketKind::Cnp) return kBthBytes + kCnpReserved;
-  return kBthBytes + ext_bytes(bits) + p.payload_len + pad_of(p.payload_len);
+  if (p.kind == net::PacketKind::Cnp) return kBthBytes + kCnpReservedBytes;
+  return kBthBytes + net::ibta::ext_header_bytes(bits) + p.payload_len + pad_of(p.payload_len);
 }
 
 bool encode_roce(const Packet& p, std::vector<uint8_t>& o) {
@@ -242,34 +230,10 @@ bool encode_record(const Packet& p, Time t, std::vector<uint8_t>& o) {
 }
 
 uint16_t headers_for_opcode(uint8_t opcode) {
-  using namespace net;
-  const uint8_t transport = opcode & 0xe0, op = opcode & 0x1f;
-  if (transport == 0x60) {  // UD: SEND only (0x64), SEND only with immediate (0x65)
-    if (op == 0x04) return kHasDeth;
-    if (op == 0x05) return kHasDeth | kHasImm;
-    return 0xffff;
-  }
-  if (transport != 0x00 && transport != 0x20) return 0xffff;  // RC and UC
-  switch (op) {
-    case 0x00: case 0x01: case 0x02: case 0x04: return 0;        // SEND first/middle/last/only
-    case 0x03: case 0x05: return kHasImm;                        // SEND last/only with imm
-    case 0x06: case 0x0a: return kHasReth;                       // WRITE first/only
-    case 0x07: case 0x08: return 0;                              // WRITE middle/last
-    case 0x09: return kHasImm;                                   // WRITE last with imm
-    case 0x0b: return kHasReth | kHasImm;                        // WRITE only with imm
-    default: break;
-  }
-  if (transport == 0x20) return 0xffff;                          // UC has nothing else
-  switch (op) {
-    case 0x0c: return kHasReth;                                  // READ request
-    case 0x0d: case 0x0f: case 0x10: return kHasAeth;            // READ response first/last/only
-    case 0x0e: return 0;                                         // READ response middle
-    case 0x11: return kHasAeth;                                  // ACK
-    case 0x12: return kHasAeth | kHasAtomicAckEth;               // ATOMIC ACK
-    case 0x13: case 0x14: return kHasAtomicEth;                  // CMP_SWAP, FETCH_ADD
-    case 0x16: case 0x17: return kHasIeth;                       // SEND last/only with invalidate
-    default: return 0xffff;
-  }
+  const net::ibta::Opcode& op = net::ibta::info(opcode);
+  const bool encoded = op.known() && op.transport != net::ibta::Transport::RD &&
+                       op.transport != net::ibta::Transport::CNP;
+  return encoded ? op.headers : 0xffff;
 }
 
 bool encode(const Packet& p, std::vector<uint8_t>& out) {

@@ -23,7 +23,6 @@
 namespace rdmasim::trace {
 
 inline constexpr uint16_t kRoceUdpPort = 4791;
-inline constexpr uint8_t kCnpOpcode = 0x81;
 
 // The pcap link type a fabric of this link layer is captured with.
 uint32_t linktype_for(net::LinkLayer ll);
@@ -41,8 +40,9 @@ void append_erf_header(Time t, uint8_t erf_type, uint16_t len, std::vector<uint8
 // InfiniBand): encode() plus the ERF header when the link type is ERF.
 bool encode_record(const net::Packet& pkt, Time t, std::vector<uint8_t>& out);
 
-// Which extension headers (net::HeaderBits) follow the BTH for an IBTA opcode, as the
-// opcode defines them (not as the packet's `headers` says). ~0 for opcodes not modelled.
+// Which extension headers (net::HeaderBits) the encoder writes after the BTH for an IBTA
+// opcode: the opcode's own (net::ibta, not the packet's `headers`). 0xffff for opcodes it does
+// not encode: unknown ones, RD (packets carry no RDETH fields) and CNP (its own layout).
 uint16_t headers_for_opcode(uint8_t opcode);
 
 }  // namespace rdmasim::trace
