@@ -29,7 +29,6 @@ class DelayLine {
   std::vector<PacketPtr> clear();
 
   Time delay() const { return delay_; }
-  size_t in_flight() const { return fifo_.size(); }
 
  private:
   void deliver_head();

@@ -167,7 +167,6 @@ class EgressPort {
   bool paused(uint8_t cls) const {
     return paused_until_[cls & 7] > engine_.now() && ignore_pause_until_[cls & 7] <= engine_.now();
   }
-  Time paused_until(uint8_t cls) const { return paused_until_[cls & 7]; }
   bool has_room(uint8_t cls) const {
     return queued_bytes_[cls & 7] < config_.class_limit_bytes;
   }

@@ -175,7 +175,8 @@ struct Packet {
   Aeth aeth;
   AtomicEth atomic;
   uint64_t atomic_ack_orig = 0;    // AtomicAckETH: original remote value
-  uint32_t imm = 0;                // ImmDt (network byte order as the verbs user gave it) or IETH rkey
+  uint32_t imm = 0;                // ImmDt: network byte order, as the verbs user gave it
+  uint32_t ieth_rkey = 0;          // IETH: the rkey to invalidate, host order
   Deth deth;
   std::array<uint8_t, 16> sgid{};  // GRH source GID (RoCEv2: IPv4-mapped), when kHasGrh
   std::array<uint8_t, 16> dgid{};

@@ -112,7 +112,6 @@ class TcpConnection {
  private:
   void rtt_sample(Time r);
   void restart_timer(Time now);
-  void enter_loss_recovery_fast();
   void dctcp_update(uint32_t acked, bool ece);
   TxSegment* find(uint32_t seq);
 

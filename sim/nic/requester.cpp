@@ -213,7 +213,7 @@ net::PacketPtr Hca::Impl::next_request(Qp& qp) {
     p = new_packet(qp, tx_av(qp), dest, tb | message_operation(write, first, last, imm, inv), psn);
     if (write && first) p->reth = {w.wr.remote_addr, w.wr.rkey, w.length};
     if (imm && last) p->imm = w.wr.imm_data;
-    if (inv && last) p->imm = w.wr.invalidate_rkey;
+    if (inv && last) p->ieth_rkey = w.wr.invalidate_rkey;
     if (qp.init.type == QpType::UD) {
       // A Q_Key with the high bit set means "use the QP's own Q_Key" (IBTA 10.2.5).
       p->deth.qkey = (w.wr.remote_qkey & 0x80000000u) ? qp.attr.qkey : w.wr.remote_qkey;

@@ -319,7 +319,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
       return;
     }
     qp.msg_bytes += len;
-    if (last && inv && !remote_inv(qp, p.imm)) {
+    if (last && inv && !remote_inv(qp, p.ieth_rkey)) {
       // The IETH names no type 2 window bound to this QP: IBTA class J. The receive
       // completes in error (REM_INV_REQ_ERR, as rxe reports it), the requester gets NAK
       // Invalid Request and the responder QP goes to ERR.
@@ -335,7 +335,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
       // With invalidate: wc.invalidated_rkey (host order) shares imm_data's place.
       const uint32_t flags = imm ? uint32_t{kWcWithImm} : inv ? uint32_t{kWcWithInv} : 0u;
       recv_complete(qp, qp.cur_recv, qp.cur_srq, WcStatus::Success, WcOpcode::Recv,
-                    qp.msg_bytes, imm || inv ? p.imm : 0, flags, qp.attr.dest_qp_num);
+                    qp.msg_bytes, imm ? p.imm : inv ? p.ieth_rkey : 0, flags, qp.attr.dest_qp_num);
     }
   } else {  // RDMA WRITE
     if (first) {

@@ -74,13 +74,11 @@ void append_transport(const Packet& p, uint16_t bits, std::vector<uint8_t>& o) {
     put24(o, p.aeth.msn & 0xffffff);
   }
   if (bits & net::kHasAtomicAckEth) put64(o, p.atomic_ack_orig);
-  // ImmDt and IETH hold the value as it travels (imm is kept in network byte order).
-  if (bits & (net::kHasImm | net::kHasIeth)) {
-    const uint32_t v = p.imm;
-    const auto* b = reinterpret_cast<const uint8_t*>(&v);
-    if (bits & net::kHasImm) o.insert(o.end(), b, b + 4);
-    else put32(o, p.imm);  // IETH: the rkey, a host-order integer
+  if (bits & net::kHasImm) {  // ImmDt travels as the verbs user gave it (network byte order)
+    const auto* b = reinterpret_cast<const uint8_t*>(&p.imm);
+    o.insert(o.end(), b, b + 4);
   }
+  if (bits & net::kHasIeth) put32(o, p.ieth_rkey);  // a host-order integer
   if (const uint8_t* d = p.payload_data()) o.insert(o.end(), d, d + p.payload_len);
   else o.insert(o.end(), p.payload_len, 0);
   o.insert(o.end(), pad, 0);

@@ -37,6 +37,7 @@ net::Packet make(net::LinkLayer ll, uint8_t opcode, int i) {
   p.atomic = {.va = 0x2000, .rkey = 0x66, .swap_add = 5, .compare = 9};
   p.atomic_ack_orig = 0x77;
   p.imm = 0x11223344;
+  p.ieth_rkey = 0x11223344;
   p.deth = {.qkey = 0x11111111, .src_qp = 0x42};
   const uint16_t h = trace::headers_for_opcode(opcode);
   const bool data = !(h & (net::kHasAeth | net::kHasAtomicEth)) && opcode != 0x0c;
