@@ -1,3 +1,4 @@
+// The daemon client: connection (and auto-start), HELLO, framing of requests and replies.
 #include "lib/backend/daemon_client.h"
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -90,13 +92,57 @@ void* map_memfd(int fd, size_t* len, bool writable) {
   return p;
 }
 
+Reply::~Reply() {
+  for (int fd : fds) close(fd);
+}
+
+DaemonClient::DaemonClient(const std::string& socket_path) { connect_path(socket_path); }
+
+DaemonClient::~DaemonClient() {
+  disconnect();
+  if (client_page_) munmap(client_page_, sizeof(ipc::ClientPage));
+  if (global_page_) munmap(const_cast<ipc::GlobalPage*>(global_page_), sizeof(ipc::GlobalPage));
+  if (wake_fd_ >= 0) close(wake_fd_);
+  if (async_fd_ >= 0) close(async_fd_);
+}
+
+int DaemonClient::connect_path(const std::string& path) {
+  sock_ = try_connect(path);
+  connect_error_ = sock_ < 0 ? errno : 0;
+  return connect_error_;
+}
+
+void DaemonClient::disconnect() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sock_ >= 0) close(sock_);
+  sock_ = -1;
+}
+
+void DaemonClient::set_reply_timeout(int seconds) {
+  timeval tv{seconds, 0};
+  if (sock_ >= 0) setsockopt(sock_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
 DaemonClient* DaemonClient::get() {
   static DaemonClient* client = nullptr;
   static int err = 0;
   static std::once_flag once;
   std::call_once(once, [] {
     auto* c = new DaemonClient();
-    err = c->connect_and_hello();
+    const std::string path = socket_path();
+    if (c->connect_path(path) != 0) {
+      spawn_daemon();
+      timespec start{};
+      clock_gettime(CLOCK_MONOTONIC, &start);
+      while (c->connect_path(path) != 0) {
+        timespec now{};
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec >= 5) break;
+        usleep(20000);
+      }
+    }
+    const char* host = getenv("RDMASIM_HOST");
+    err = c->connect_error() ? ECONNREFUSED : c->say_hello(host ? host : "");
     if (err == 0) client = c;
     else delete c;
   });
@@ -104,31 +150,17 @@ DaemonClient* DaemonClient::get() {
   return client;
 }
 
-int DaemonClient::connect_and_hello() {
-  const std::string path = socket_path();
-  sock_ = try_connect(path);
-  if (sock_ < 0) {
-    spawn_daemon();
-    timespec start{};
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    for (;;) {
-      sock_ = try_connect(path);
-      if (sock_ >= 0) break;
-      timespec now{};
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      if (now.tv_sec - start.tv_sec >= 5) return ECONNREFUSED;
-      usleep(20000);
-    }
-  }
+int DaemonClient::say_hello(const std::string& host) {
   ipc::HelloReq req{};
-  if (const char* h = getenv("RDMASIM_HOST"); h && *h) {
-    strncpy(req.host, h, sizeof(req.host) - 1);
-  }
+  strncpy(req.host, host.c_str(), sizeof(req.host) - 1);
   int fds[4] = {-1, -1, -1, -1};
   int nfds = 0;
   int rc = call(ipc::Op::Hello, &req, sizeof(req), &hello_, sizeof(hello_), fds, 4, &nfds);
   if (rc != 0) return rc;
-  if (nfds < 4) return EPROTO;
+  if (nfds < 4) {
+    for (int i = 0; i < nfds; ++i) close(fds[i]);
+    return EPROTO;
+  }
   client_page_ = static_cast<ipc::ClientPage*>(map_memfd(fds[0], nullptr, true));
   global_page_ = static_cast<const ipc::GlobalPage*>(map_memfd(fds[1], nullptr, false));
   close(fds[0]);
@@ -141,10 +173,18 @@ int DaemonClient::connect_and_hello() {
   return 0;
 }
 
-int DaemonClient::call(ipc::Op op, const void* req, size_t req_len, void* resp, size_t resp_len,
-                       int* fds, int max_fds, int* nfds) {
+int DaemonClient::send_raw(const void* data, size_t len) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (nfds) *nfds = 0;
+  if (sock_ < 0) return ENOTCONN;
+  ssize_t sent;
+  do {
+    sent = ::send(sock_, data, len, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  if (sent < 0) return errno == EPIPE ? ECONNRESET : errno;
+  return 0;
+}
+
+int DaemonClient::send_locked(ipc::Op op, const void* req, size_t req_len, uint32_t* seq) {
   if (sock_ < 0) return ENOTCONN;
   if (req_len + sizeof(ipc::MsgHeader) > ipc::kMaxMsgBytes) return EINVAL;
   alignas(8) char out[ipc::kMaxMsgBytes];
@@ -156,12 +196,25 @@ int DaemonClient::call(ipc::Op op, const void* req, size_t req_len, void* resp, 
   if (req_len) memcpy(out + sizeof(hdr), req, req_len);
   ssize_t sent;
   do {
-    sent = send(sock_, out, sizeof(hdr) + req_len, MSG_NOSIGNAL);
+    sent = ::send(sock_, out, sizeof(hdr) + req_len, MSG_NOSIGNAL);
   } while (sent < 0 && errno == EINTR);
   if (sent < 0) return errno == EPIPE ? ECONNRESET : errno;
+  if (seq) *seq = hdr.seq;
+  return 0;
+}
 
+int DaemonClient::send(ipc::Op op, const void* req, size_t req_len) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return send_locked(op, req, req_len, nullptr);
+}
+
+int DaemonClient::receive_locked(Reply* out) {
+  if (sock_ < 0) return ENOTCONN;
   alignas(8) char in[ipc::kMaxMsgBytes];
   alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * 8)];
+  for (int fd : out->fds) close(fd);
+  out->fds.clear();
+  out->body.clear();
   for (;;) {
     iovec iov{in, sizeof(in)};
     msghdr msg{};
@@ -171,49 +224,59 @@ int DaemonClient::call(ipc::Op op, const void* req, size_t req_len, void* resp, 
     msg.msg_controllen = sizeof(cbuf);
     ssize_t n = recvmsg(sock_, &msg, MSG_CMSG_CLOEXEC);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errno;
+    if (n < 0) return errno == EWOULDBLOCK ? EAGAIN : errno;
     if (n == 0) return ECONNRESET;
-    int got = 0;
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
       if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      int count = static_cast<int>((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-      int* p = reinterpret_cast<int*>(CMSG_DATA(c));
-      for (int i = 0; i < count; ++i) {
-        if (fds && got < max_fds) fds[got++] = p[i];
-        else close(p[i]);
+      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int fd;
+        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+        out->fds.push_back(fd);
       }
     }
     if (static_cast<size_t>(n) < sizeof(ipc::MsgHeader)) return EPROTO;
-    ipc::MsgHeader rh;
-    memcpy(&rh, in, sizeof(rh));
-    if (rh.magic != ipc::kProtoMagic) return EPROTO;
-    if (rh.seq != hdr.seq) {  // a stale answer: drop it and its fds
-      for (int i = 0; i < got; ++i) close(fds[i]);
-      continue;
-    }
-    if (nfds) *nfds = got;
-    if (rh.status != 0) {
-      for (int i = 0; i < got; ++i) close(fds[i]);
-      if (nfds) *nfds = 0;
-      return rh.status;
-    }
-    size_t body = static_cast<size_t>(n) - sizeof(ipc::MsgHeader);
-    if (resp) {
-      memset(resp, 0, resp_len);
-      memcpy(resp, in + sizeof(ipc::MsgHeader), body < resp_len ? body : resp_len);
-    }
+    memcpy(&out->hdr, in, sizeof(out->hdr));
+    if (out->hdr.magic != ipc::kProtoMagic) return EPROTO;
+    out->body.assign(in + sizeof(ipc::MsgHeader), in + n);
     return 0;
   }
 }
 
-void DaemonClient::ring_doorbell() {
-  client_page_->doorbell.fetch_add(1, std::memory_order_release);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (global_page_->daemon_sleeping.load(std::memory_order_acquire) == 1) {
-    uint64_t one = 1;
-    ssize_t r = write(wake_fd_, &one, sizeof(one));
-    (void)r;
+int DaemonClient::receive(Reply* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return receive_locked(out);
+}
+
+int DaemonClient::call(ipc::Op op, const void* req, size_t req_len, Reply* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint32_t seq = 0;
+  if (int rc = send_locked(op, req, req_len, &seq)) return rc;
+  for (;;) {
+    if (int rc = receive_locked(out)) return rc;
+    if (out->hdr.seq == seq) return 0;
+    // A stale answer (its request's caller gave up): drop it and its fds.
   }
+}
+
+int DaemonClient::call(ipc::Op op, const void* req, size_t req_len, void* resp, size_t resp_len,
+                       int* fds, int max_fds, int* nfds) {
+  if (nfds) *nfds = 0;
+  Reply r;
+  if (int rc = call(op, req, req_len, &r)) return rc;
+  if (r.hdr.status != 0) return r.hdr.status;
+  int got = 0;
+  for (int fd : r.fds) {
+    if (fds && got < max_fds) fds[got++] = fd;
+    else close(fd);
+  }
+  r.fds.clear();
+  if (nfds) *nfds = got;
+  if (resp) {
+    memset(resp, 0, resp_len);
+    memcpy(resp, r.body.data(), r.body.size() < resp_len ? r.body.size() : resp_len);
+  }
+  return 0;
 }
 
 }  // namespace rdmasim::backend

@@ -1,3 +1,4 @@
+// Loads the real libibverbs and resolves the forwarding table once.
 #include "lib/backend/hardware.h"
 
 #include <dlfcn.h>
@@ -21,21 +22,29 @@ bool hardware_selected() {
   return selected;
 }
 
-namespace {
-void* real_library() {
-  static void* handle = nullptr;
+const HardwareTable& hardware_table() {
+  static HardwareTable table;
   static std::once_flag once;
   std::call_once(once, [] {
-    handle = dlmopen(LM_ID_NEWLM, RDMASIM_REAL_LIBIBVERBS, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) fprintf(stderr, "rdmasim: hardware backend: %s\n", dlerror());
+    void* h = dlmopen(LM_ID_NEWLM, RDMASIM_REAL_LIBIBVERBS, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      fprintf(stderr, "rdmasim: hardware backend: %s\n", dlerror());
+      return;
+    }
+#define RDMASIM_HARDWARE_RESOLVE(name) \
+  table.name = reinterpret_cast<decltype(table.name)>(dlsym(h, #name));
+    RDMASIM_HARDWARE_FUNCTIONS(RDMASIM_HARDWARE_RESOLVE)
+#undef RDMASIM_HARDWARE_RESOLVE
   });
-  return handle;
+  return table;
+}
+
+namespace {
+// In hardware mode the table is resolved when the library loads, not inside a program's
+// first verbs call.
+__attribute__((constructor)) void resolve_at_load() {
+  if (hardware_selected()) hardware_table();
 }
 }  // namespace
-
-void* hardware_sym(const char* name) {
-  void* h = real_library();
-  return h ? dlsym(h, name) : nullptr;
-}
 
 }  // namespace rdmasim::backend

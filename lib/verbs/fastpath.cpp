@@ -129,7 +129,7 @@ int encode_send(Qp& q, const ibv_send_wr& wr, ipc::SqWqe& w) {
 // Publishes slots up to `producer` (release) and rings the doorbell.
 void publish(Context* ctx, ipc::RingHeader* hdr, uint32_t producer) {
   hdr->producer.store(producer, std::memory_order_release);
-  ctx->client->ring_doorbell();
+  ctx->doorbell.ring();
 }
 
 int post_recv_ring(Context* ctx, ipc::RingView<ipc::RqWqe>& ring, WqAccounting& acct,

@@ -1,4 +1,4 @@
-// The verbs objects of the daemon backend. Each embeds its public rdma-core struct first
+// The verbs objects of the front end. Each embeds its public rdma-core struct first
 // and is recovered from it with container_of-style casts (`from()`).
 #pragma once
 
@@ -9,7 +9,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "lib/backend/daemon_client.h"
+#include "lib/backend/backend.h"
+#include "lib/ipc/doorbell.h"
 #include "lib/ipc/proto.h"
 #include "lib/verbs/wq_accounting.h"
 
@@ -23,7 +24,8 @@ Outer* container(Inner* inner, size_t offset) {
 struct Device {
   ibv_device dev{};
   uint32_t index = 0;
-  ipc::QueryDeviceResp info{};
+  backend::DeviceInfo info{};
+  backend::Backend* backend = nullptr;  // lives as long as the process
   static Device* from(ibv_device* d) { return container<Device>(d, offsetof(Device, dev)); }
 };
 
@@ -34,7 +36,7 @@ struct Srq;
 struct Context {
   verbs_context vctx{};                 // public part; ibv_context is its last member
   Device* device = nullptr;
-  backend::DaemonClient* client = nullptr;
+  ipc::Doorbell doorbell;               // rung by the data path after each publish
   std::mutex mu;                        // guards the handle maps below
   std::unordered_map<uint32_t, Qp*> qps_by_num;
   std::unordered_map<uint32_t, Qp*> qps_by_handle;
@@ -46,12 +48,7 @@ struct Context {
   ibv_context* ibv() { return &vctx.context; }
 };
 
-// A mapped memfd region received from the daemon.
-struct Mapping {
-  void* base = nullptr;
-  size_t len = 0;
-  void unmap();
-};
+using backend::Mapping;
 
 struct Pd {
   ibv_pd pd{};

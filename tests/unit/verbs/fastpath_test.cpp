@@ -16,7 +16,6 @@ namespace {
 struct Fixture {
   ipc::ClientPage page{};
   ipc::GlobalPage global{};
-  backend::DaemonClient client{&page, &global, -1};
   Context ctx;
   std::vector<char> sq_mem = std::vector<char>(ipc::RingView<ipc::SqWqe>::bytes_for(4));
   std::vector<char> cq_mem = std::vector<char>(ipc::RingView<ipc::Cqe>::bytes_for(8));
@@ -26,7 +25,7 @@ struct Fixture {
   char buf[128] = {};
 
   Fixture() {
-    ctx.client = &client;
+    ctx.doorbell = {&page, &global, -1};  // the daemon never sleeps here: no wake write
     qp.ctx = &ctx;
     qp.sq = ipc::RingView<ipc::SqWqe>(sq_mem.data(), 4);
     qp.sq.header()->size = 4;

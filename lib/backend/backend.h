@@ -1,0 +1,142 @@
+// The seam behind the verbs front end: one table of operations per device (rdma-core's
+// verbs_context_ops idea). Every operation defaults to EOPNOTSUPP, so a backend implements
+// what it can and a caller tells "not supported" (skip) from "broken" (any other errno).
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+
+#include "lib/ipc/doorbell.h"
+#include "lib/ipc/proto.h"
+#include "lib/ipc/ring.h"
+
+namespace rdmasim::backend {
+
+// What every operation a backend does not override returns.
+inline constexpr int kNotSupported = EOPNOTSUPP;
+
+// A shared-memory region holding a queue's rings; the front end unmaps it on destroy.
+struct Mapping {
+  void* base = nullptr;
+  size_t len = 0;
+  void unmap();
+};
+
+struct DeviceInfo {
+  char name[ipc::kNameLen] = {};        // "mlx5_0"
+  uint64_t node_guid = 0;               // host order
+  ibv_transport_type transport_type = IBV_TRANSPORT_IB;
+  ibv_node_type node_type = IBV_NODE_CA;
+};
+
+struct PortInfo {
+  ibv_port_attr attr{};
+  uint32_t num_gids = 0;
+  uint8_t gids[ipc::kMaxGids][16] = {};
+  uint32_t gid_types[ipc::kMaxGids] = {};   // IBV_GID_TYPE_*
+};
+
+// What a context needs from its backend: the async event fd and the data path's doorbell.
+struct ContextLinks {
+  int async_fd = -1;
+  ipc::Doorbell doorbell;
+};
+
+struct MrKeys {
+  uint32_t handle = 0;
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+};
+
+struct ChannelRing {
+  uint32_t handle = 0;
+  int fd = -1;                          // the channel's pollable fd (EFD_SEMAPHORE)
+  Mapping map;
+  ipc::RingView<ipc::CompEvent> ring;
+};
+
+struct CqRing {
+  uint32_t handle = 0;
+  int cqe = 0;                          // granted
+  Mapping map;
+  ipc::RingView<ipc::Cqe> ring;
+  ipc::CqControl* control = nullptr;
+};
+
+struct SrqRing {
+  uint32_t handle = 0;
+  ibv_srq_attr granted{};               // max_wr, max_sge
+  uint32_t depth = 0;                   // WQEs the ring takes before the consumer frees one
+  Mapping map;
+  ipc::RingView<ipc::RqWqe> ring;
+};
+
+struct QpRequest {
+  uint32_t pd = 0;
+  ibv_qp_type type = IBV_QPT_RC;
+  uint32_t send_cq = 0;
+  uint32_t recv_cq = 0;
+  uint32_t srq = 0;                     // 0: the QP has its own receive queue
+  bool sq_sig_all = false;
+  ibv_qp_cap cap{};
+};
+
+struct QpRings {
+  uint32_t handle = 0;
+  uint32_t qp_num = 0;
+  ibv_qp_cap cap{};                     // granted
+  uint32_t sq_depth = 0;                // WQEs each ring takes (min of cap and ring size)
+  uint32_t rq_depth = 0;
+  Mapping map;
+  ipc::RingView<ipc::SqWqe> sq;
+  ipc::RingView<ipc::RqWqe> rq;         // empty with an SRQ
+};
+
+// Handles name the backend's objects; each is valid from its create to its destroy. Return
+// values are 0 or a positive errno. Thread-safe: the front end calls from any thread.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual int device_info(DeviceInfo* out);
+  virtual int query_device(ibv_device_attr* out);
+  virtual int query_port(uint8_t port, PortInfo* out);
+  virtual int open_context(ContextLinks* out);
+  // The next async event (its ibv_event_type and the object handle or port number), after
+  // the context's async fd became readable: 0, or EAGAIN when none is there.
+  virtual int next_async_event(uint32_t* type, uint32_t* handle);
+
+  virtual int alloc_pd(uint32_t* handle);
+  virtual int dealloc_pd(uint32_t handle);
+  // `access` without IBV_ACCESS_OPTIONAL_RANGE (the front end strips it).
+  virtual int reg_mr(uint32_t pd, uint64_t addr, uint64_t length, uint64_t iova, uint32_t access,
+                     MrKeys* out);
+  // `flags`: IBV_REREG_MR_CHANGE_*; `pd`, `addr`/`length`, `access` count when flagged.
+  virtual int rereg_mr(uint32_t mr, uint32_t flags, uint32_t pd, uint64_t addr, uint64_t length,
+                       uint32_t access, MrKeys* out);
+  virtual int dereg_mr(uint32_t handle);
+  virtual int alloc_mw(uint32_t pd, ibv_mw_type type, uint32_t* handle, uint32_t* rkey);
+  virtual int dealloc_mw(uint32_t handle);
+
+  virtual int create_comp_channel(ChannelRing* out);
+  virtual int destroy_comp_channel(uint32_t handle);
+  // `channel` 0: none.
+  virtual int create_cq(uint32_t cqe, uint32_t channel, uint32_t comp_vector, CqRing* out);
+  virtual int destroy_cq(uint32_t handle);
+
+  virtual int create_srq(uint32_t pd, const ibv_srq_attr& want, SrqRing* out);
+  virtual int modify_srq(uint32_t handle, const ibv_srq_attr& attr, int mask);
+  virtual int query_srq(uint32_t handle, ibv_srq_attr* out);
+  virtual int destroy_srq(uint32_t handle);
+
+  virtual int create_qp(const QpRequest& want, QpRings* out);
+  virtual int modify_qp(uint32_t handle, const ibv_qp_attr& attr, int mask);
+  // Fills `attr` and qp_type/sq_sig_all/cap of `init`; the pointers are the caller's.
+  virtual int query_qp(uint32_t handle, int mask, ibv_qp_attr* attr, ibv_qp_init_attr* init);
+  virtual int destroy_qp(uint32_t handle);
+};
+
+}  // namespace rdmasim::backend

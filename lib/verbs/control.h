@@ -1,0 +1,43 @@
+// Shared by the exported control-path files (device.cpp, memory.cpp, queues.cpp): the
+// front end's helpers, the hardware forwarding, and rdma-core's 1.1 symbol binding.
+#pragma once
+
+#include <cerrno>
+
+#include "lib/backend/hardware.h"
+#include "lib/verbs/objects.h"
+
+// The calls that also exist at IBVERBS_1.0 (compat.cpp) are defined under a private name
+// and exported as the default name@@IBVERBS_1.1, as rdma-core does.
+#define RDMASIM_V11(name) rdmasim_v11_##name
+#define RDMASIM_SYMVER_V11(name) __asm__(".symver rdmasim_v11_" #name ", " #name "@@IBVERBS_1.1");
+
+namespace rdmasim::verbs {
+
+using Hw = backend::HardwareTable;
+using backend::forward;
+inline bool hardware() { return backend::hardware_selected(); }
+
+template <typename T>
+T* fail(int err) {
+  errno = err;
+  return nullptr;
+}
+
+inline Context* ctx_of(ibv_context* c) { return Context::from(c); }
+inline backend::Backend& backend_of(ibv_context* c) { return *ctx_of(c)->device->backend; }
+
+// rdma-core's channel and async fds block in read() until an event arrives; an application
+// that wants EAGAIN sets O_NONBLOCK itself. The daemon hands them out non-blocking.
+void make_blocking(int fd);
+
+// Context ops installed by open_context (device.cpp), defined beside their objects.
+ibv_cq_ex* create_cq_ex_op(ibv_context* c, ibv_cq_init_attr_ex* attr);   // queues.cpp
+ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr);      // queues.cpp
+ibv_mw* alloc_mw_op(ibv_pd* pd, ibv_mw_type type);                       // memory.cpp
+int dealloc_mw_op(ibv_mw* mw);                                           // memory.cpp
+
+// The port's attributes and GID table from the backend (device.cpp).
+int query_port_info(ibv_context* c, uint8_t port, backend::PortInfo* out);
+
+}  // namespace rdmasim::verbs

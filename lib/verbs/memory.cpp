@@ -1,0 +1,235 @@
+// The exported memory verbs: protection domains, memory regions and windows, address
+// handles, multicast. Argument checks here; the objects' keys and handles from the backend.
+#include <endian.h>
+
+#include <cstring>
+
+#include "lib/backend/verbs_wire.h"
+#include "lib/verbs/control.h"
+
+using namespace rdmasim::verbs;
+
+namespace rdmasim::verbs {
+
+// ---- memory windows (context ops: ibv_alloc_mw / ibv_dealloc_mw are inline in verbs.h) ----
+
+ibv_mw* alloc_mw_op(ibv_pd* pd, ibv_mw_type type) {
+  uint32_t handle = 0, rkey = 0;
+  if (int rc = backend_of(pd->context).alloc_mw(pd->handle, type, &handle, &rkey))
+    return fail<ibv_mw>(rc);
+  auto* mw = new Mw();
+  mw->mw.context = pd->context;
+  mw->mw.pd = pd;
+  mw->mw.rkey = rkey;
+  mw->mw.handle = handle;
+  mw->mw.type = type;
+  return &mw->mw;
+}
+
+int dealloc_mw_op(ibv_mw* mw) {
+  if (int rc = backend_of(mw->context).dealloc_mw(mw->handle)) return rc;
+  delete Mw::from(mw);
+  return 0;
+}
+
+}  // namespace rdmasim::verbs
+
+extern "C" {
+
+// ---- PD ----
+
+ibv_pd* RDMASIM_V11(ibv_alloc_pd)(ibv_context* context) {
+  if (hardware()) return forward<&Hw::ibv_alloc_pd>(context);
+  uint32_t handle = 0;
+  if (int rc = backend_of(context).alloc_pd(&handle)) return fail<ibv_pd>(rc);
+  auto* pd = new Pd();
+  pd->pd.context = context;
+  pd->pd.handle = handle;
+  return &pd->pd;
+}
+
+int RDMASIM_V11(ibv_dealloc_pd)(ibv_pd* pd) {
+  if (hardware()) return forward<&Hw::ibv_dealloc_pd>(pd);
+  if (int rc = backend_of(pd->context).dealloc_pd(pd->handle)) return rc;
+  delete Pd::from(pd);
+  return 0;
+}
+
+ibv_pd* ibv_import_pd(ibv_context* context, uint32_t pd_handle) {
+  if (hardware()) return forward<&Hw::ibv_import_pd>(context, pd_handle);
+  return fail<ibv_pd>(EOPNOTSUPP);
+}
+void ibv_unimport_pd(ibv_pd* pd) {
+  if (hardware()) return forward<&Hw::ibv_unimport_pd>(pd);
+}
+
+// ---- MR ----
+
+ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned int access) {
+  if (hardware()) return forward<&Hw::ibv_reg_mr_iova2>(pd, addr, length, iova, access);
+  rdmasim::backend::MrKeys keys;
+  if (int rc = backend_of(pd->context).reg_mr(pd->handle, reinterpret_cast<uint64_t>(addr), length,
+                                              iova, access & ~static_cast<unsigned>(IBV_ACCESS_OPTIONAL_RANGE),
+                                              &keys))
+    return fail<ibv_mr>(rc);
+  auto* mr = new Mr();
+  mr->mr.context = pd->context;
+  mr->mr.pd = pd;
+  mr->mr.addr = addr;
+  mr->mr.length = length;
+  mr->mr.handle = keys.handle;
+  mr->mr.lkey = keys.lkey;
+  mr->mr.rkey = keys.rkey;
+  return &mr->mr;
+}
+
+ibv_mr*RDMASIM_V11(ibv_reg_mr)(ibv_pd* pd, void* addr, size_t length, int access) {
+  if (hardware()) return forward<&Hw::ibv_reg_mr>(pd, addr, length, access);
+  return ibv_reg_mr_iova2(pd, addr, length, reinterpret_cast<uint64_t>(addr),
+                          static_cast<unsigned>(access));
+}
+
+ibv_mr*(ibv_reg_mr_iova)(ibv_pd* pd, void* addr, size_t length, uint64_t iova, int access) {
+  if (hardware()) return forward<&Hw::ibv_reg_mr_iova>(pd, addr, length, iova, access);
+  return ibv_reg_mr_iova2(pd, addr, length, iova, static_cast<unsigned>(access));
+}
+
+ibv_mr* ibv_reg_dmabuf_mr(ibv_pd* pd, uint64_t offset, size_t length, uint64_t iova, int fd,
+                          int access) {
+  if (hardware()) return forward<&Hw::ibv_reg_dmabuf_mr>(pd, offset, length, iova, fd, access);
+  return fail<ibv_mr>(EOPNOTSUPP);
+}
+
+int ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t length, int access) {
+  if (hardware()) return forward<&Hw::ibv_rereg_mr>(mr, flags, pd, addr, length, access);
+  // Input checks as rdma-core's libibverbs does them (ERR_INPUT: the old MR stays valid).
+  constexpr int kAll = IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+                       IBV_REREG_MR_CHANGE_ACCESS;
+  if (flags == 0 || (flags & ~kAll) ||
+      ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
+      (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS)) ||
+      ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != mr->context))) {
+    errno = EINVAL;
+    return IBV_REREG_MR_ERR_INPUT;
+  }
+  rdmasim::backend::MrKeys keys;
+  if (int rc = backend_of(mr->context)
+                   .rereg_mr(mr->handle, static_cast<uint32_t>(flags),
+                             (flags & IBV_REREG_MR_CHANGE_PD) ? pd->handle : 0u,
+                             reinterpret_cast<uint64_t>(addr), length,
+                             static_cast<unsigned>(access) & ~static_cast<unsigned>(IBV_ACCESS_OPTIONAL_RANGE),
+                             &keys)) {
+    // The daemon changes nothing on error, but rdma-core callers treat a command error
+    // as "MR shouldn't be used" and must still ibv_dereg_mr it; report it that way.
+    errno = rc;
+    return IBV_REREG_MR_ERR_CMD;
+  }
+  if (flags & IBV_REREG_MR_CHANGE_PD) mr->pd = pd;
+  if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+    mr->addr = addr;
+    mr->length = length;
+  }
+  mr->lkey = keys.lkey;
+  mr->rkey = keys.rkey;
+  return 0;
+}
+
+int RDMASIM_V11(ibv_dereg_mr)(ibv_mr* mr) {
+  if (hardware()) return forward<&Hw::ibv_dereg_mr>(mr);
+  if (int rc = backend_of(mr->context).dereg_mr(mr->handle)) return rc;
+  delete Mr::from(mr);
+  return 0;
+}
+
+ibv_mr* ibv_import_mr(ibv_pd* pd, uint32_t mr_handle) {
+  if (hardware()) return forward<&Hw::ibv_import_mr>(pd, mr_handle);
+  return fail<ibv_mr>(EOPNOTSUPP);
+}
+void ibv_unimport_mr(ibv_mr* mr) {
+  if (hardware()) return forward<&Hw::ibv_unimport_mr>(mr);
+}
+
+ibv_dm* ibv_import_dm(ibv_context* context, uint32_t dm_handle) {
+  if (hardware()) return forward<&Hw::ibv_import_dm>(context, dm_handle);
+  return fail<ibv_dm>(EOPNOTSUPP);
+}
+void ibv_unimport_dm(ibv_dm* dm) {
+  if (hardware()) return forward<&Hw::ibv_unimport_dm>(dm);
+}
+
+// ---- AH ----
+
+// Address handles are client-side: the flattened attributes travel in each UD WQE.
+ibv_ah* RDMASIM_V11(ibv_create_ah)(ibv_pd* pd, ibv_ah_attr* attr) {
+  if (hardware()) return forward<&Hw::ibv_create_ah>(pd, attr);
+  auto* ah = new Ah();
+  ah->ah.context = pd->context;
+  ah->ah.pd = pd;
+  ah->av = rdmasim::backend::to_wire(*attr);
+  return &ah->ah;
+}
+
+int RDMASIM_V11(ibv_destroy_ah)(ibv_ah* ah) {
+  if (hardware()) return forward<&Hw::ibv_destroy_ah>(ah);
+  delete Ah::from(ah);
+  return 0;
+}
+
+int ibv_init_ah_from_wc(ibv_context* context, uint8_t port, ibv_wc* wc, ibv_grh* grh,
+                        ibv_ah_attr* ah_attr) {
+  if (hardware()) return forward<&Hw::ibv_init_ah_from_wc>(context, port, wc, grh, ah_attr);
+  memset(ah_attr, 0, sizeof(*ah_attr));
+  ah_attr->dlid = wc->slid;
+  ah_attr->sl = wc->sl;
+  ah_attr->src_path_bits = wc->dlid_path_bits;
+  ah_attr->port_num = port;
+  if (wc->wc_flags & IBV_WC_GRH) {
+    ah_attr->is_global = 1;
+    ah_attr->grh.dgid = grh->sgid;
+    ah_attr->grh.flow_label = be32toh(grh->version_tclass_flow) & 0xfffff;
+    ah_attr->grh.hop_limit = 0xff;
+    ah_attr->grh.traffic_class = (be32toh(grh->version_tclass_flow) >> 20) & 0xff;
+    // sgid_index: the local GID the packet was sent to.
+    rdmasim::backend::PortInfo p;
+    if (query_port_info(context, port, &p) == 0) {
+      for (uint32_t i = 0; i < p.num_gids; ++i)
+        if (memcmp(p.gids[i], grh->dgid.raw, 16) == 0) ah_attr->grh.sgid_index = static_cast<uint8_t>(i);
+    }
+  }
+  return 0;
+}
+
+ibv_ah* ibv_create_ah_from_wc(ibv_pd* pd, ibv_wc* wc, ibv_grh* grh, uint8_t port) {
+  if (hardware()) return forward<&Hw::ibv_create_ah_from_wc>(pd, wc, grh, port);
+  ibv_ah_attr attr{};
+  if (ibv_init_ah_from_wc(pd->context, port, wc, grh, &attr)) return nullptr;
+  return RDMASIM_V11(ibv_create_ah)(pd, &attr);
+}
+
+int ibv_resolve_eth_l2_from_gid(ibv_context* context, ibv_ah_attr* attr, uint8_t eth_mac[6],
+                                uint16_t* vid) {
+  if (hardware()) return forward<&Hw::ibv_resolve_eth_l2_from_gid>(context, attr, eth_mac, vid);
+  return EOPNOTSUPP;
+}
+
+// ---- multicast ----
+
+int RDMASIM_V11(ibv_attach_mcast)(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) {
+  if (hardware()) return forward<&Hw::ibv_attach_mcast>(qp, gid, lid);
+  return EOPNOTSUPP;
+}
+int RDMASIM_V11(ibv_detach_mcast)(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) {
+  if (hardware()) return forward<&Hw::ibv_detach_mcast>(qp, gid, lid);
+  return EOPNOTSUPP;
+}
+
+}  // extern "C"
+
+RDMASIM_SYMVER_V11(ibv_alloc_pd)
+RDMASIM_SYMVER_V11(ibv_attach_mcast)
+RDMASIM_SYMVER_V11(ibv_create_ah)
+RDMASIM_SYMVER_V11(ibv_dealloc_pd)
+RDMASIM_SYMVER_V11(ibv_dereg_mr)
+RDMASIM_SYMVER_V11(ibv_destroy_ah)
+RDMASIM_SYMVER_V11(ibv_detach_mcast)
+RDMASIM_SYMVER_V11(ibv_reg_mr)
