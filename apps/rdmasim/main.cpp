@@ -1,6 +1,4 @@
 // rdmasim: the command line (CLI11) — declares each subcommand and calls lib/ for it.
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/rdmasim/commands.h"
+#include "lib/backend/daemon_client.h"
 #include "lib/daemon/daemon.h"
 #include "lib/daemon/sealed_text.h"
 #include "lib/ipc/proto.h"
@@ -58,53 +57,22 @@ study file.)";
 // *fds (the caller closes them), or false with the reason in *why.
 bool daemon_request(const std::string& socket, ipc::Op op, std::vector<int>* fds, std::string* why) {
   const std::string path = socket.empty() ? daemon::default_socket_path() : socket;
-  int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    *why = "no daemon at " + path + ": " + strerror(errno);
-    if (fd >= 0) close(fd);
+  backend::DaemonClient client(path);  // never starts a daemon
+  if (int e = client.connect_error()) {
+    *why = "no daemon at " + path + ": " + strerror(e);
     return false;
   }
-  timeval tv{30, 0};  // a daemon that stops answering fails the command instead of hanging it
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ipc::MsgHeader h{};
-  h.op = op;
-  h.seq = 1;
-  if (send(fd, &h, sizeof h, MSG_NOSIGNAL) != sizeof h) {
-    *why = std::string("send failed: ") + strerror(errno);
-    close(fd);
+  client.set_reply_timeout(30);  // a daemon that stops answering fails the command instead of hanging it
+  backend::Reply reply;
+  if (int e = client.call(op, nullptr, 0, &reply)) {
+    *why = e == EMSGSIZE ? "truncated reply" : std::string("no reply: ") + strerror(e);
     return false;
   }
-  std::vector<char> buf(sizeof h + ipc::kMaxMsgBytes);
-  iovec iov{buf.data(), buf.size()};
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * 8)];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = cbuf;
-  msg.msg_controllen = sizeof cbuf;
-  const ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-  const int recv_errno = errno;
-  close(fd);
-  for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); n >= 0 && cm; cm = CMSG_NXTHDR(&msg, cm)) {
-    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
-    for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++k) {
-      int f;
-      std::memcpy(&f, CMSG_DATA(cm) + k * sizeof(int), sizeof f);
-      fds->push_back(f);
-    }
-  }
-  if (n < static_cast<ssize_t>(sizeof h) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-    *why = n < 0 ? std::string("no reply: ") + strerror(recv_errno) : "short or truncated reply";
+  if (reply.hdr.status != 0) {
+    *why = std::string("daemon answered ") + strerror(reply.hdr.status);
     return false;
   }
-  std::memcpy(&h, buf.data(), sizeof h);
-  if (h.status != 0) {
-    *why = std::string("daemon answered ") + strerror(h.status);
-    return false;
-  }
+  fds->swap(reply.fds);  // the caller closes them now
   return true;
 }
 

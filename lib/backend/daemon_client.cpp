@@ -235,6 +235,7 @@ int DaemonClient::receive_locked(Reply* out) {
         out->fds.push_back(fd);
       }
     }
+    if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) return EMSGSIZE;  // never half a reply
     if (static_cast<size_t>(n) < sizeof(ipc::MsgHeader)) return EPROTO;
     memcpy(&out->hdr, in, sizeof(out->hdr));
     if (out->hdr.magic != ipc::kProtoMagic) return EPROTO;

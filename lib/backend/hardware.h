@@ -58,13 +58,19 @@ R hardware_unavailable() {
   else return static_cast<R>(EOPNOTSUPP);
 }
 
-// Calls the real function `Field` of the table (or returns its documented failure).
+// Calls the function `Field` of `table`, or returns its documented failure when it is null.
 template <auto Field, typename... Args>
-auto forward(Args... args) {
-  const auto fn = hardware_table().*Field;
+auto call_in(const HardwareTable& table, Args... args) {
+  const auto fn = table.*Field;
   using R = decltype(fn(args...));
   if (!fn) return hardware_unavailable<R>();
   return fn(args...);
+}
+
+// Calls the real library's `Field` (the front end's one line per exported call).
+template <auto Field, typename... Args>
+auto forward(Args... args) {
+  return call_in<Field>(hardware_table(), args...);
 }
 
 }  // namespace rdmasim::backend

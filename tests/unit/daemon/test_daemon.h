@@ -1,4 +1,4 @@
-// A fabric daemon run on a thread of the test, and a raw protocol client to poke it with.
+// A fabric daemon run on a thread of the test, and a protocol client to poke it with.
 #pragma once
 
 #include <sys/mman.h>
@@ -14,6 +14,7 @@
 
 #include <fstream>
 
+#include "lib/backend/daemon_client.h"
 #include "lib/backend/verbs_wire.h"
 #include "lib/daemon/daemon.h"
 #include "lib/daemon/sealed_text.h"
@@ -52,20 +53,7 @@ class TestDaemon {
   int listen_rc_ = -1;
 };
 
-struct Reply {
-  ipc::MsgHeader hdr{};
-  std::vector<uint8_t> body;
-  std::vector<int> fds;
-  ~Reply() {
-    for (int fd : fds) close(fd);
-  }
-  template <typename T>
-  T as() const {
-    T t{};
-    std::memcpy(&t, body.data(), std::min(sizeof t, body.size()));
-    return t;
-  }
-};
+using backend::Reply;
 
 // The JSON text of a Counters reply (carried in the sealed memfd fds[0]); "" when the
 // reply has none or it cannot be read.
@@ -75,106 +63,47 @@ inline std::string counters_text(const Reply& r) {
   return text;
 }
 
-// One connection speaking the raw protocol; every call blocks for the reply.
+// One connection to the test daemon through backend::DaemonClient (the project's only
+// client of the protocol); every call blocks for its reply, at most 5 s, so a daemon that
+// stops answering fails the test instead of hanging it.
 class RawClient {
  public:
-  explicit RawClient(const std::string& path) {
-    fd_ = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    timeval tv{5, 0};  // a daemon that stops answering fails the test instead of hanging it
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  ~RawClient() { disconnect(); }
+  explicit RawClient(const std::string& path) : dc_(path) { dc_.set_reply_timeout(5); }
   // Closes the connection: the daemon sees EOF and destroys this client's objects.
-  void disconnect() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
-  bool connected() const { return connected_; }
+  void disconnect() { dc_.disconnect(); }
+  bool connected() const { return dc_.connect_error() == 0; }
 
   // Sends exactly these bytes as one message.
-  void send_raw(const void* data, size_t len) { ::send(fd_, data, len, MSG_NOSIGNAL); }
-
+  void send_raw(const void* data, size_t len) { dc_.send_raw(data, len); }
   // Sends [header][body] with a correct header for `op`.
-  void send_op(ipc::Op op, const void* body, size_t len) {
-    std::vector<uint8_t> m(sizeof(ipc::MsgHeader) + len);
-    ipc::MsgHeader h{};
-    h.op = op;
-    h.seq = ++seq_;
-    h.body_len = static_cast<uint32_t>(len);
-    std::memcpy(m.data(), &h, sizeof h);
-    if (len) std::memcpy(m.data() + sizeof h, body, len);
-    send_raw(m.data(), m.size());
-  }
+  void send_op(ipc::Op op, const void* body, size_t len) { dc_.send(op, body, len); }
 
   // Receives one reply (hdr.status = -1 when none came).
   std::unique_ptr<Reply> receive() {
     auto r = std::make_unique<Reply>();
-    r->hdr.status = -1;
-    std::vector<uint8_t> buf(sizeof(ipc::MsgHeader) + ipc::kMaxMsgBytes);
-    iovec iov{buf.data(), buf.size()};
-    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * 8)];
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf;
-    msg.msg_controllen = sizeof cbuf;
-    ssize_t n = recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
-    if (n < static_cast<ssize_t>(sizeof(ipc::MsgHeader))) return r;
-    std::memcpy(&r->hdr, buf.data(), sizeof r->hdr);
-    r->body.assign(buf.begin() + sizeof(ipc::MsgHeader), buf.begin() + n);
-    for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-      if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
-      size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t i = 0; i < k; ++i) {
-        int f;
-        std::memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof f);
-        r->fds.push_back(f);
-      }
-    }
+    if (dc_.receive(r.get()) != 0) r->hdr.status = -1;
     return r;
   }
 
   template <typename Req>
   std::unique_ptr<Reply> call(ipc::Op op, const Req& req) {
-    send_op(op, &req, sizeof req);
-    return receive();
+    auto r = std::make_unique<Reply>();
+    if (dc_.call(op, &req, sizeof req, r.get()) != 0) r->hdr.status = -1;
+    return r;
   }
   std::unique_ptr<Reply> call_empty(ipc::Op op) {
-    send_op(op, nullptr, 0);
-    return receive();
+    auto r = std::make_unique<Reply>();
+    if (dc_.call(op, nullptr, 0, r.get()) != 0) r->hdr.status = -1;
+    return r;
   }
 
   // Hello with `host` ("" lets the daemon pick); returns the reply status.
-  int hello(const char* host = "") {
-    ipc::HelloReq r;
-    std::snprintf(r.host, sizeof r.host, "%s", host);
-    auto rep = call(ipc::Op::Hello, r);
-    hello_ = rep->as<ipc::HelloResp>();
-    if (rep->hdr.status == 0 && rep->fds.size() == 4) {
-      page_ = static_cast<ipc::ClientPage*>(
-          mmap(nullptr, sizeof(ipc::ClientPage), PROT_READ | PROT_WRITE, MAP_SHARED, rep->fds[0], 0));
-      wake_fd_ = dup(rep->fds[2]);
-      global_ = static_cast<const ipc::GlobalPage*>(
-          mmap(nullptr, sizeof(ipc::GlobalPage), PROT_READ, MAP_SHARED, rep->fds[1], 0));
-    }
-    return rep->hdr.status;
-  }
-  const ipc::HelloResp& hello_resp() const { return hello_; }
-  ipc::ClientPage* page() const { return page_; }
+  int hello(const char* host = "") { return dc_.say_hello(host); }
+  const ipc::HelloResp& hello_resp() const { return dc_.hello(); }
+  ipc::ClientPage* page() const { return dc_.client_page(); }
 
-  // Rings the doorbell the way lib/backend does: bump, then wake the daemon if it sleeps.
-  void ring() {
-    page_->doorbell.fetch_add(1, std::memory_order_seq_cst);
-    if (global_->daemon_sleeping.load(std::memory_order_seq_cst)) {
-      uint64_t one = 1;
-      ssize_t w = ::write(wake_fd_, &one, sizeof one);
-      (void)w;
-    }
-  }
+  // Rings the doorbell the way libibverbs does.
+  void ring() { dc_.doorbell().ring(); }
 
   uint32_t alloc_pd() {
     ipc::AllocPdReq r{0};
@@ -183,13 +112,7 @@ class RawClient {
   }
 
  private:
-  int fd_ = -1;
-  bool connected_ = false;
-  uint32_t seq_ = 0;
-  ipc::HelloResp hello_{};
-  ipc::ClientPage* page_ = nullptr;
-  const ipc::GlobalPage* global_ = nullptr;
-  int wake_fd_ = -1;
+  backend::DaemonClient dc_;
 };
 
 // What connect_rc sets besides the peer (defaults: ibv_rc_pingpong's min_rnr_timer 12 and
