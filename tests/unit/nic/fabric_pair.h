@@ -1,5 +1,5 @@
-// A Pair whose HCAs sit on a fabric built from JSON: server and client, each on its own
-// 100 Gb/s link to one switch. Link 0 (server <-> sw0) takes `link0` keys (loss_rate, ber,
+// A Pair whose HCAs sit on the default fabric: server and client, each on its own 100 Gb/s
+// link to one switch. Link 0 (server <-> sw0) takes `link0` keys (loss_rate, ber,
 // schedule); link 1 (client <-> sw0) is clean.
 #pragma once
 
@@ -10,17 +10,13 @@
 
 namespace rdmasim::nic::test {
 
+// configs/default.json's fabric (topo::default_fabric_config) with `seed` and `link0`'s keys
+// on link 0.
 inline nlohmann::json two_host_fabric(const nlohmann::json& link0, uint64_t seed) {
-  nlohmann::json l0 = {{"a", "server/mlx5_0"}, {"b", "sw0"}, {"rate_gbps", 100}, {"latency_ns", 400}};
-  l0.update(link0);
-  return {{"link_layer", "roce"},
-          {"seed", seed},
-          {"hosts",
-           {{{"name", "server"}, {"ip", "127.0.1.1"}, {"nics", {{{"name", "mlx5_0"}}}}},
-            {{"name", "client"}, {"ip", "127.0.1.2"}, {"nics", {{{"name", "mlx5_0"}}}}}}},
-          {"switches", {{{"name", "sw0"}, {"forwarding_latency_ns", 200}}}},
-          {"links",
-           {l0, {{"a", "client/mlx5_0"}, {"b", "sw0"}, {"rate_gbps", 100}, {"latency_ns", 400}}}}};
+  nlohmann::json c = topo::default_fabric_config();
+  c["seed"] = seed;
+  c["links"][0].update(link0);
+  return c;
 }
 
 // a = server (sends through the faulty link 0), b = client.
