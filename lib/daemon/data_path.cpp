@@ -11,14 +11,26 @@ namespace rdmasim::daemon {
 namespace {
 // New slots of a ring whose producer the client writes: `prod - cons`, or none (and the
 // consumer moved to `prod`) when that is more than the ring holds.
-template <typename Slot>
-uint32_t available(const ipc::RingView<Slot>& ring, uint32_t* cons, uint64_t* rejected) {
+template <typename Wqe>
+uint32_t available(const ipc::RingView<Wqe>& ring, uint32_t* cons, uint64_t* rejected) {
   const uint32_t prod = ring.header()->producer.load(std::memory_order_acquire);
   const uint32_t avail = prod - *cons;
   if (avail <= ring.size()) return avail;
   *rejected += avail;  // a corrupt producer index: skip, never read past
   *cons = prod;
   return 0;
+}
+
+// Hands each new slot of `ring`, copied out of shared memory first (the client may rewrite
+// it meanwhile), to `take`, then publishes the consumer index *cons.
+template <typename Wqe, typename Take>
+void drain_ring(ipc::RingView<Wqe>& ring, uint32_t* cons, uint64_t* rejected, Take take) {
+  for (uint32_t avail = available(ring, cons, rejected); avail > 0; --avail, ++*cons) {
+    Wqe w;
+    std::memcpy(&w, &ring.slot(*cons), sizeof w);
+    take(static_cast<const Wqe&>(w));
+  }
+  ring.header()->consumer.store(*cons, std::memory_order_release);
 }
 }  // namespace
 
@@ -54,17 +66,14 @@ void DataPath::reject(Client& c, uint32_t cq_handle, const nic::Completion& comp
 
 void DataPath::drain_sq(Client& c, Qp& qp) {
   nic::Hca& hca = *hcas_[qp.dev];
-  for (uint32_t avail = available(qp.sq, &qp.sq_cons, &stats_.wqes_rejected); avail > 0;
-       --avail, ++qp.sq_cons) {
-    ipc::SqWqe w;
-    std::memcpy(&w, &qp.sq.slot(qp.sq_cons), sizeof w);
+  drain_ring(qp.sq, &qp.sq_cons, &stats_.wqes_rejected, [&](const ipc::SqWqe& w) {
     nic::SendWr wr;
     int rc = to_send_wr(w, qp.max_send_sge, &wr);
     if (rc == 0 && (w.send_flags & nic::kSendInline) && w.inline_len > qp.max_inline) rc = EINVAL;
     if (rc == 0) rc = hca.post_send(qp.qpn, wr);
     if (rc == 0) {
       stats_.wqes_posted++;
-      continue;
+      return;
     }
     nic::Completion e;
     e.wr_id = w.wr_id;
@@ -73,22 +82,18 @@ void DataPath::drain_sq(Client& c, Qp& qp) {
     e.is_send = true;
     e.wqe_index = w.wqe_index;
     reject(c, qp.send_cq, e);
-  }
-  qp.sq.header()->consumer.store(qp.sq_cons, std::memory_order_release);
+  });
 }
 
 void DataPath::drain_rq(Client& c, Qp& qp) {
   nic::Hca& hca = *hcas_[qp.dev];
-  for (uint32_t avail = available(qp.rq, &qp.rq_cons, &stats_.wqes_rejected); avail > 0;
-       --avail, ++qp.rq_cons) {
-    ipc::RqWqe w;
-    std::memcpy(&w, &qp.rq.slot(qp.rq_cons), sizeof w);
+  drain_ring(qp.rq, &qp.rq_cons, &stats_.wqes_rejected, [&](const ipc::RqWqe& w) {
     nic::RecvWr wr;
     int rc = to_recv_wr(w, qp.max_recv_sge, &wr);
     if (rc == 0) rc = hca.post_recv(qp.qpn, wr);
     if (rc == 0) {
       stats_.wqes_posted++;
-      continue;
+      return;
     }
     nic::Completion e;
     e.wr_id = w.wr_id;
@@ -97,16 +102,12 @@ void DataPath::drain_rq(Client& c, Qp& qp) {
     e.qp_num = qp.qpn;
     e.wqe_index = w.wqe_index;
     reject(c, qp.recv_cq, e);
-  }
-  qp.rq.header()->consumer.store(qp.rq_cons, std::memory_order_release);
+  });
 }
 
 void DataPath::drain_srq(Srq& srq) {
   nic::Hca& hca = *hcas_[srq.dev];
-  for (uint32_t avail = available(srq.ring, &srq.cons, &stats_.wqes_rejected); avail > 0;
-       --avail, ++srq.cons) {
-    ipc::RqWqe w;
-    std::memcpy(&w, &srq.ring.slot(srq.cons), sizeof w);
+  drain_ring(srq.ring, &srq.cons, &stats_.wqes_rejected, [&](const ipc::RqWqe& w) {
     nic::RecvWr wr;
     int rc = to_recv_wr(w, srq.max_sge, &wr);
     if (rc == 0) rc = hca.post_srq_recv(srq.srqn, wr);
@@ -114,8 +115,7 @@ void DataPath::drain_srq(Srq& srq) {
       stats_.wqes_posted++;
     else
       stats_.wqes_rejected++;  // an SRQ has no CQ of its own to report to
-  }
-  srq.ring.header()->consumer.store(srq.cons, std::memory_order_release);
+  });
 }
 
 }  // namespace rdmasim::daemon
