@@ -1,6 +1,6 @@
 // The fabric daemon: builds the fabric and its HCAs, and runs the loop that ties the
 // socket server, the pacer, the data path and the event router together.
-// Control ops live in daemon_ops.cpp.
+// The control operations are in ops.h.
 #include "lib/daemon/daemon.h"
 
 #include <fcntl.h>
@@ -54,6 +54,9 @@ Daemon::Daemon(const nlohmann::json& config, DaemonOptions options) : opts_(std:
   server_.watch_counter(wake_fd_);
   server_.watch_counter(stop_fd_);
   server_.watch_counter(timer_fd_);
+  ops_ = std::make_unique<Ops>(Ops::Services{*fabric_, hcas_, clients_, router_, global_ro_fd_, wake_fd_,
+                                             [this] { return counters_json().dump(); },
+                                             [this] { stopping_ = true; }});
 }
 
 Daemon::~Daemon() {
@@ -150,23 +153,23 @@ void Daemon::on_connect(uint32_t id, const Peer& peer) {
 }
 
 void Daemon::on_request(uint32_t id, const ipc::MsgHeader& h, const uint8_t* body, size_t len) {
-  if (auto it = clients_.find(id); it != clients_.end()) handle(*it->second, h, body, len);
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return;
+  Response resp;
+  const int rc = ops_->dispatch(*it->second, h.op, {body, len}, &resp);
+  if (rc != 0) failed_requests_++;
+  server_.reply(id, h, rc, resp.body.data(), resp.body.size(), resp.fds.fds());
 }
 
 void Daemon::on_disconnect(uint32_t id) {
   auto it = clients_.find(id);
   if (it == clients_.end()) return;
-  destroy_all(*it->second);
+  ops_->destroy_all(*it->second);
   clients_.erase(it);
 }
 
 void Daemon::on_signal(int fd) {
   if (fd == stop_fd_) stopping_ = true;
-}
-
-void Daemon::reply(Client& c, const ipc::MsgHeader& req, int status, const void* body, size_t len,
-                   const std::vector<int>& fds) {
-  server_.reply(c.id, req, status, body, len, fds);
 }
 
 nlohmann::json Daemon::counters_json() const {

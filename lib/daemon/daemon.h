@@ -15,6 +15,7 @@
 #include "lib/daemon/client.h"
 #include "lib/daemon/data_path.h"
 #include "lib/daemon/event_router.h"
+#include "lib/daemon/ops.h"
 #include "lib/daemon/pacer.h"
 #include "lib/daemon/shm.h"
 #include "lib/daemon/socket_server.h"
@@ -68,22 +69,6 @@ class Daemon : private ServerEvents {
   // Announces sleep, re-scans doorbells, and blocks until a request, a wake or the timer.
   void sleep_until(const Pacer::Idle& idle);
 
-  void handle(Client& c, const ipc::MsgHeader& h, const uint8_t* body, size_t len);
-  void reply(Client& c, const ipc::MsgHeader& req, int status, const void* body, size_t len,
-             const std::vector<int>& fds = {});
-  void destroy_all(Client& c);
-
-  // Control ops: return 0 or an errno; fill *resp/*fds.
-  int op_hello(Client& c, const ipc::HelloReq& r, ipc::HelloResp* out, std::vector<int>* fds);
-  int op_create_cq(Client& c, const ipc::CreateCqReq& r, ipc::CreateCqResp* out, std::vector<int>* fds);
-  int op_create_srq(Client& c, const ipc::CreateSrqReq& r, ipc::CreateSrqResp* out, std::vector<int>* fds);
-  int op_create_qp(Client& c, const ipc::CreateQpReq& r, ipc::CreateQpResp* out, std::vector<int>* fds);
-  int op_reg_mr(Client& c, const ipc::RegMrReq& r, ipc::RegMrResp* out);
-  int op_rereg_mr(Client& c, const ipc::ReregMrReq& r, ipc::RegMrResp* out);
-  int destroy_qp(Client& c, uint32_t handle);
-  int destroy_srq(Client& c, uint32_t handle);
-  int destroy_cq(Client& c, uint32_t handle);
-
   DaemonOptions opts_;
   Engine engine_;
   std::unique_ptr<topo::Fabric> fabric_;
@@ -99,6 +84,7 @@ class Daemon : private ServerEvents {
   DataPath data_path_{clients_, hcas_, router_};
   SocketServer server_;
   Pacer pacer_;
+  std::unique_ptr<Ops> ops_;  // made last: its Services refer to the members above
   int64_t last_client_seen_ps_ = 0;
   uint64_t failed_requests_ = 0;  // requests answered with an errno by an operation
 };

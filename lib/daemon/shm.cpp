@@ -40,11 +40,6 @@ SharedMap& SharedMap::operator=(SharedMap&& o) noexcept {
   return *this;
 }
 
-void SharedMap::close_fd() {
-  if (fd_ >= 0) close(fd_);
-  fd_ = -1;
-}
-
 void SharedMap::reset() {
   if (addr_) munmap(addr_, len_);
   if (fd_ >= 0) close(fd_);

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 
 namespace rdmasim::daemon {
 
@@ -23,8 +24,9 @@ class SharedMap {
   void* addr() const { return addr_; }
   size_t size() const { return len_; }
   void reset();
-  // Closes the fd once it was passed to the client; the mapping stays.
-  void close_fd();
+  // Gives up the fd (to be passed to the client and closed then); the mapping stays.
+  // Returns -1 when it was already given up.
+  int release_fd() { return std::exchange(fd_, -1); }
 
  private:
   int fd_ = -1;

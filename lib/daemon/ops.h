@@ -1,0 +1,107 @@
+// The daemon's control operations as typed handlers: one member function of `Ops` per
+// ipc::Op, reached through one table (op_table.cpp) that decodes and encodes the bodies.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lib/daemon/client.h"
+#include "lib/daemon/event_router.h"
+#include "lib/ipc/proto.h"
+#include "sim/nic/hca.h"
+#include "sim/topo/fabric.h"
+
+namespace rdmasim::daemon {
+
+// The body of a request or response that has none.
+struct NoBody {};
+
+// The fds a reply carries, in order. A lent fd stays the daemon's; a passed one is closed
+// when this goes away (after the reply was sent, or with an error reply that carries none).
+class ReplyFds {
+ public:
+  ReplyFds() = default;
+  ReplyFds(const ReplyFds&) = delete;
+  ReplyFds& operator=(const ReplyFds&) = delete;
+  ~ReplyFds();
+  void lend(int fd) { fds_.push_back(fd); }
+  void pass(int fd) {
+    fds_.push_back(fd);
+    passed_.push_back(fd);
+  }
+  std::span<const int> fds() const { return fds_; }
+
+ private:
+  std::vector<int> fds_, passed_;
+};
+
+// What a handler produced: the response body's bytes and its fds.
+struct Response {
+  std::vector<uint8_t> body;
+  ReplyFds fds;
+};
+
+// Every handler returns 0 or a positive errno: EINVAL for bad values or devices, ENOENT for
+// a handle this client does not own (of any kind: each table is keyed by handle), EBUSY
+// for an object still in use; errors of the HCA model pass through.
+class Ops {
+ public:
+  struct Services {
+    const topo::Fabric& fabric;
+    const std::vector<std::unique_ptr<nic::Hca>>& hcas;
+    Clients& clients;
+    EventRouter& router;
+    int global_ro_fd;                       // Hello passes these two, lent
+    int wake_fd;
+    std::function<std::string()> counters;  // the Counters JSON text
+    std::function<void()> stop;             // Shutdown
+  };
+  explicit Ops(Services s) : s_(std::move(s)) {}
+
+  // Answers one request of c. The table entry of `op` decodes `body` into the handler's
+  // request struct (EINVAL when shorter; longer bodies are fields appended by newer
+  // clients), calls it and encodes its response into *out. A client without Hello gets
+  // EINVAL for anything but Hello, Counters and Shutdown; an unknown op EOPNOTSUPP.
+  int dispatch(Client& c, ipc::Op op, std::span<const uint8_t> body, Response* out);
+  // Destroys what c still holds, children before parents (on disconnect).
+  void destroy_all(Client& c);
+
+  // The handlers, called through the table (op_table.cpp).
+  int hello(Client& c, const ipc::HelloReq& r, ipc::HelloResp* out, ReplyFds* fds);
+  int query_device(Client& c, const ipc::QueryDeviceReq& r, ipc::QueryDeviceResp* out);
+  int query_port(Client& c, const ipc::QueryPortReq& r, ipc::QueryPortResp* out);
+  int alloc_pd(Client& c, const ipc::AllocPdReq& r, ipc::HandleResp* out);
+  int dealloc_pd(Client& c, const ipc::HandleReq& r, NoBody* out);
+  int reg_mr(Client& c, const ipc::RegMrReq& r, ipc::RegMrResp* out);
+  int rereg_mr(Client& c, const ipc::ReregMrReq& r, ipc::RegMrResp* out);
+  int dereg_mr(Client& c, const ipc::HandleReq& r, NoBody* out);
+  int alloc_mw(Client& c, const ipc::AllocMwReq& r, ipc::AllocMwResp* out);
+  int dealloc_mw(Client& c, const ipc::HandleReq& r, NoBody* out);
+  int create_comp_channel(Client& c, const ipc::CreateCompChannelReq& r,
+                          ipc::CreateCompChannelResp* out, ReplyFds* fds);
+  int destroy_comp_channel(Client& c, const ipc::HandleReq& r, NoBody* out);
+  int create_cq(Client& c, const ipc::CreateCqReq& r, ipc::CreateCqResp* out, ReplyFds* fds);
+  int destroy_cq(Client& c, const ipc::HandleReq& r, NoBody* out);
+  int create_srq(Client& c, const ipc::CreateSrqReq& r, ipc::CreateSrqResp* out, ReplyFds* fds);
+  int modify_srq(Client& c, const ipc::ModifySrqReq& r, NoBody* out);
+  int query_srq(Client& c, const ipc::HandleReq& r, ipc::QuerySrqResp* out);
+  int destroy_srq(Client& c, const ipc::HandleReq& r, NoBody* out);
+  int create_qp(Client& c, const ipc::CreateQpReq& r, ipc::CreateQpResp* out, ReplyFds* fds);
+  int modify_qp(Client& c, const ipc::ModifyQpReq& r, NoBody* out);
+  int query_qp(Client& c, const ipc::QueryQpReq& r, ipc::QueryQpResp* out);
+  int destroy_qp(Client& c, const ipc::HandleReq& r, NoBody* out);
+  int counters(Client& c, const NoBody& r, NoBody* out, ReplyFds* fds);
+  int shutdown(Client& c, const NoBody& r, NoBody* out);
+
+ private:
+  nic::Hca& hca(size_t dev) const { return *s_.hcas[dev]; }
+
+  Services s_;
+};
+
+}  // namespace rdmasim::daemon

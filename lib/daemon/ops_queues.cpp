@@ -1,0 +1,255 @@
+// The control operations on queues: CQs, SRQs and QPs (each with its shared ring memory),
+// and the teardown of a departing client.
+#include <algorithm>
+#include <cerrno>
+
+#include "lib/daemon/ops.h"
+#include "lib/daemon/ops_util.h"
+#include "lib/daemon/wire.h"
+
+namespace rdmasim::daemon {
+
+int Ops::create_cq(Client& c, const ipc::CreateCqReq& r, ipc::CreateCqResp* out, ReplyFds* fds) {
+  if (r.dev_index >= c.devs.size()) return EINVAL;
+  const size_t dev = c.devs[r.dev_index];
+  if (r.cqe == 0 || r.cqe > hca(dev).config().max_cqe || r.cqe >= (1u << 30)) return EINVAL;
+  if (r.channel != 0 && !c.channels.count(r.channel)) return ENOENT;
+  const uint32_t ring_size = ipc::round_up_pow2(r.cqe + 1);
+  const size_t control_offset = align_up(ipc::RingView<ipc::Cqe>::bytes_for(ring_size), ipc::kCacheLine);
+  Cq cq;
+  cq.dev = dev;
+  cq.cqe = r.cqe;
+  cq.channel = r.channel;
+  cq.map = SharedMap::create("rdmasim-cq", control_offset + sizeof(ipc::CqControl));
+  if (!cq.map.ok()) return ENOMEM;
+  init_ring(static_cast<ipc::RingHeader*>(cq.map.addr()), ring_size, sizeof(ipc::Cqe));
+  cq.ring = ipc::RingView<ipc::Cqe>(cq.map.addr(), ring_size);
+  cq.ctl = new (static_cast<char*>(cq.map.addr()) + control_offset) ipc::CqControl();
+  const uint32_t handle = c.next_handle++;
+  const uint32_t client = c.id;
+  EventRouter& router = s_.router;
+  auto sink = [&router, client, handle](const nic::Completion& comp) { router.deliver(client, handle, comp); };
+  if (int rc = hca(dev).create_cq(r.cqe, sink, &cq.cq)) return rc;
+  out->handle = handle;
+  out->cqe = r.cqe;
+  out->ring_size = ring_size;
+  out->control_offset = control_offset;
+  s_.router.own(EventRouter::Kind::Cq, dev, cq.cq, client, handle);
+  fds->pass(cq.map.release_fd());
+  c.cqs.emplace(handle, std::move(cq));
+  return 0;
+}
+
+int Ops::destroy_cq(Client& c, const ipc::HandleReq& r, NoBody*) {
+  auto it = c.cqs.find(r.handle);
+  if (it == c.cqs.end()) return ENOENT;
+  for (const auto& [h, qp] : c.qps)
+    if (qp.send_cq == r.handle || qp.recv_cq == r.handle) return EBUSY;
+  if (int rc = hca(it->second.dev).destroy_cq(it->second.cq)) return rc;
+  s_.router.disown(EventRouter::Kind::Cq, it->second.dev, it->second.cq);
+  c.cqs.erase(it);
+  return 0;
+}
+
+int Ops::create_srq(Client& c, const ipc::CreateSrqReq& r, ipc::CreateSrqResp* out, ReplyFds* fds) {
+  auto pd = c.pds.find(r.pd);
+  if (pd == c.pds.end()) return ENOENT;
+  if (r.max_sge > ipc::kMaxSge || r.max_wr == 0 || r.max_wr >= (1u << 30)) return EINVAL;
+  const size_t dev = pd->second.dev;
+  nic::SrqAttr a{r.max_wr, r.max_sge, r.srq_limit};
+  Srq srq;
+  srq.dev = dev;
+  if (int rc = hca(dev).create_srq(pd->second.pd, a, &srq.srqn)) return rc;
+  nic::SrqAttr granted = a;
+  hca(dev).query_srq(srq.srqn, &granted);
+  granted.max_sge = std::min(granted.max_sge, ipc::kMaxSge);
+  const uint32_t ring_size = ipc::round_up_pow2(std::max(granted.max_wr, 1u));
+  srq.max_sge = granted.max_sge;
+  srq.map = SharedMap::create("rdmasim-srq", ipc::RingView<ipc::RqWqe>::bytes_for(ring_size));
+  if (!srq.map.ok()) {
+    hca(dev).destroy_srq(srq.srqn);
+    return ENOMEM;
+  }
+  init_ring(static_cast<ipc::RingHeader*>(srq.map.addr()), ring_size, sizeof(ipc::RqWqe));
+  srq.ring = ipc::RingView<ipc::RqWqe>(srq.map.addr(), ring_size);
+  out->handle = c.next_handle++;
+  out->srqn = srq.srqn;
+  out->max_wr = granted.max_wr;
+  out->max_sge = granted.max_sge;
+  out->ring_size = ring_size;
+  s_.router.own(EventRouter::Kind::Srq, dev, srq.srqn, c.id, out->handle);
+  fds->pass(srq.map.release_fd());
+  c.srqs.emplace(out->handle, std::move(srq));
+  return 0;
+}
+
+int Ops::modify_srq(Client& c, const ipc::ModifySrqReq& r, NoBody*) {
+  auto it = c.srqs.find(r.handle);
+  if (it == c.srqs.end()) return ENOENT;
+  if (r.mask & ~3u) return EINVAL;  // IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT
+  nic::SrqAttr a{r.max_wr, 0, r.srq_limit};
+  return hca(it->second.dev).modify_srq(it->second.srqn, a, r.mask);
+}
+
+int Ops::query_srq(Client& c, const ipc::HandleReq& r, ipc::QuerySrqResp* out) {
+  auto it = c.srqs.find(r.handle);
+  if (it == c.srqs.end()) return ENOENT;
+  nic::SrqAttr a;
+  if (int rc = hca(it->second.dev).query_srq(it->second.srqn, &a)) return rc;
+  *out = ipc::QuerySrqResp{a.max_wr, a.max_sge, a.srq_limit};
+  return 0;
+}
+
+int Ops::destroy_srq(Client& c, const ipc::HandleReq& r, NoBody*) {
+  auto it = c.srqs.find(r.handle);
+  if (it == c.srqs.end()) return ENOENT;
+  for (const auto& [h, qp] : c.qps)
+    if (qp.srq == r.handle) return EBUSY;
+  if (int rc = hca(it->second.dev).destroy_srq(it->second.srqn)) return rc;
+  s_.router.disown(EventRouter::Kind::Srq, it->second.dev, it->second.srqn);
+  c.srqs.erase(it);
+  return 0;
+}
+
+int Ops::create_qp(Client& c, const ipc::CreateQpReq& r, ipc::CreateQpResp* out, ReplyFds* fds) {
+  auto pd = c.pds.find(r.pd);
+  auto scq = c.cqs.find(r.send_cq);
+  auto rcq = c.cqs.find(r.recv_cq);
+  if (pd == c.pds.end() || scq == c.cqs.end() || rcq == c.cqs.end()) return ENOENT;
+  const size_t dev = pd->second.dev;
+  if (scq->second.dev != dev || rcq->second.dev != dev) return EINVAL;
+  const Srq* srq = nullptr;
+  if (r.srq != 0) {
+    auto s = c.srqs.find(r.srq);
+    if (s == c.srqs.end()) return ENOENT;
+    if (s->second.dev != dev) return EINVAL;
+    srq = &s->second;
+  }
+  using nic::QpType;
+  if (r.qp_type != static_cast<uint32_t>(QpType::RC) && r.qp_type != static_cast<uint32_t>(QpType::UC) &&
+      r.qp_type != static_cast<uint32_t>(QpType::UD))
+    return EINVAL;
+  if (r.cap.max_send_sge > ipc::kMaxSge || r.cap.max_recv_sge > ipc::kMaxSge ||
+      r.cap.max_inline_data > ipc::kMaxInline || r.cap.max_send_wr >= (1u << 30) ||
+      r.cap.max_recv_wr >= (1u << 30))
+    return EINVAL;
+  nic::QpInitAttr init;
+  init.pd = pd->second.pd;
+  init.type = static_cast<nic::QpType>(r.qp_type);
+  init.send_cq = scq->second.cq;
+  init.recv_cq = rcq->second.cq;
+  init.srq = srq ? srq->srqn : 0;
+  init.caps = {r.cap.max_send_wr, r.cap.max_recv_wr, r.cap.max_send_sge, r.cap.max_recv_sge,
+               r.cap.max_inline_data};
+  init.sq_sig_all = r.sq_sig_all != 0;
+  Qp qp;
+  qp.dev = dev;
+  if (int rc = hca(dev).create_qp(init, &qp.qpn)) return rc;
+  nic::QpCaps& g = init.caps;
+  g.max_send_sge = std::min(g.max_send_sge, ipc::kMaxSge);
+  g.max_recv_sge = std::min(g.max_recv_sge, ipc::kMaxSge);
+  g.max_inline_data = std::min(g.max_inline_data, ipc::kMaxInline);
+  const uint32_t sq_size = ipc::round_up_pow2(std::max(g.max_send_wr, 1u));
+  const uint32_t rq_size = srq ? 0 : ipc::round_up_pow2(std::max(g.max_recv_wr, 1u));
+  const size_t rq_offset = align_up(ipc::RingView<ipc::SqWqe>::bytes_for(sq_size), 4096);
+  const size_t total = rq_offset + (rq_size ? ipc::RingView<ipc::RqWqe>::bytes_for(rq_size) : 0);
+  qp.map = SharedMap::create("rdmasim-qp", total);
+  if (!qp.map.ok()) {
+    hca(dev).destroy_qp(qp.qpn);
+    return ENOMEM;
+  }
+  init_ring(static_cast<ipc::RingHeader*>(qp.map.addr()), sq_size, sizeof(ipc::SqWqe));
+  qp.sq = ipc::RingView<ipc::SqWqe>(qp.map.addr(), sq_size);
+  if (rq_size) {
+    char* rq_base = static_cast<char*>(qp.map.addr()) + rq_offset;
+    init_ring(reinterpret_cast<ipc::RingHeader*>(rq_base), rq_size, sizeof(ipc::RqWqe));
+    qp.rq = ipc::RingView<ipc::RqWqe>(rq_base, rq_size);
+  }
+  qp.type = r.qp_type;
+  qp.send_cq = r.send_cq;
+  qp.recv_cq = r.recv_cq;
+  qp.srq = r.srq;
+  qp.max_send_sge = g.max_send_sge;
+  qp.max_recv_sge = g.max_recv_sge;
+  qp.max_inline = g.max_inline_data;
+  qp.sq_sig_all = init.sq_sig_all;
+  out->handle = c.next_handle++;
+  out->qp_num = qp.qpn;
+  out->cap.max_send_wr = g.max_send_wr;
+  out->cap.max_recv_wr = srq ? 0 : g.max_recv_wr;
+  out->cap.max_send_sge = g.max_send_sge;
+  out->cap.max_recv_sge = srq ? 0 : g.max_recv_sge;
+  out->cap.max_inline_data = g.max_inline_data;
+  out->sq_size = sq_size;
+  out->rq_size = rq_size;
+  out->rq_offset = rq_offset;
+  s_.router.own(EventRouter::Kind::Qp, dev, qp.qpn, c.id, out->handle);
+  fds->pass(qp.map.release_fd());
+  c.qps.emplace(out->handle, std::move(qp));
+  return 0;
+}
+
+int Ops::modify_qp(Client& c, const ipc::ModifyQpReq& r, NoBody*) {
+  auto it = c.qps.find(r.handle);
+  if (it == c.qps.end()) return ENOENT;
+  if (r.attr_mask >= (1u << 21)) return EINVAL;  // bits past IBV_QP_DEST_QPN
+  return hca(it->second.dev).modify_qp(it->second.qpn, to_qp_attr(r.attr), r.attr_mask);
+}
+
+int Ops::query_qp(Client& c, const ipc::QueryQpReq& r, ipc::QueryQpResp* out) {
+  auto it = c.qps.find(r.handle);
+  if (it == c.qps.end()) return ENOENT;
+  nic::QpAttr a;
+  nic::QpInitAttr init;
+  if (int rc = hca(it->second.dev).query_qp(it->second.qpn, &a, &init)) return rc;
+  out->attr = from_qp_attr(a);
+  out->init.qp_type = static_cast<uint32_t>(init.type);
+  out->init.sq_sig_all = init.sq_sig_all ? 1 : 0;
+  out->init.cap.max_send_wr = init.caps.max_send_wr;
+  out->init.cap.max_recv_wr = init.caps.max_recv_wr;
+  out->init.cap.max_send_sge = init.caps.max_send_sge;
+  out->init.cap.max_recv_sge = init.caps.max_recv_sge;
+  out->init.cap.max_inline_data = init.caps.max_inline_data;
+  return 0;
+}
+
+int Ops::destroy_qp(Client& c, const ipc::HandleReq& r, NoBody*) {
+  auto it = c.qps.find(r.handle);
+  if (it == c.qps.end()) return ENOENT;
+  if (int rc = hca(it->second.dev).destroy_qp(it->second.qpn)) return rc;
+  s_.router.disown(EventRouter::Kind::Qp, it->second.dev, it->second.qpn);
+  c.qps.erase(it);
+  return 0;
+}
+
+void Ops::destroy_all(Client& c) {
+  // Children before parents: QPs, MWs (they pin MRs), SRQs, CQs, MRs, PDs, channels. One
+  // at a time, erased after: destroying may complete work into the CQs still listed.
+  while (!c.qps.empty()) {
+    auto it = c.qps.begin();
+    hca(it->second.dev).destroy_qp(it->second.qpn);
+    s_.router.disown(EventRouter::Kind::Qp, it->second.dev, it->second.qpn);
+    c.qps.erase(it);
+  }
+  for (auto& [h, mw] : c.mws) hca(mw.dev).dealloc_mw(mw.rkey);
+  c.mws.clear();
+  while (!c.srqs.empty()) {
+    auto it = c.srqs.begin();
+    hca(it->second.dev).destroy_srq(it->second.srqn);
+    s_.router.disown(EventRouter::Kind::Srq, it->second.dev, it->second.srqn);
+    c.srqs.erase(it);
+  }
+  while (!c.cqs.empty()) {
+    auto it = c.cqs.begin();
+    hca(it->second.dev).destroy_cq(it->second.cq);
+    s_.router.disown(EventRouter::Kind::Cq, it->second.dev, it->second.cq);
+    c.cqs.erase(it);
+  }
+  for (auto& [h, mr] : c.mrs) hca(mr.dev).dereg_mr(mr.lkey);
+  c.mrs.clear();
+  for (auto& [h, pd] : c.pds) hca(pd.dev).dealloc_pd(pd.pd);
+  c.pds.clear();
+  c.channels.clear();
+}
+
+}  // namespace rdmasim::daemon
