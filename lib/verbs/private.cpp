@@ -1,7 +1,7 @@
 // IBVERBS_PRIVATE_34: the provider interface of rdma-core. Real providers (libmlx5,
 // libefa, ...) get loaded by tools that link them and bind these at load time (BIND_NOW),
 // but no provider ever drives a device here, so every call reports EOPNOTSUPP.
-// (ibv_query_gid_type, which ibv_devinfo calls, is implemented in verbs.cpp.)
+// (ibv_query_gid_type, which ibv_devinfo calls, is implemented in device.cpp.)
 // verbs_register_driver_34, called by libmlx5's constructor, is accepted and ignored.
 #include <cerrno>
 
