@@ -80,7 +80,7 @@ class Daemon : private ServerEvents {
   int stop_fd_ = -1;  // eventfd written by request_stop()
   bool stopping_ = false;
   Clients clients_;
-  EventRouter router_{clients_};
+  EventRouter router_{clients_, engine_};
   DataPath data_path_{clients_, hcas_, router_};
   SocketServer server_;
   Pacer pacer_;

@@ -41,6 +41,7 @@ void EventRouter::deliver(uint32_t client, uint32_t cq_handle, const nic::Comple
   ipc::Cqe& slot = cq.ring.slot(cq.prod);
   ipc::Cqe tmp{};
   to_cqe(comp, srq_handle, &tmp);
+  tmp.time_ps = static_cast<uint64_t>(engine_.now());
   tmp.seq = slot.seq;  // keep the old seq until the body is written
   std::memcpy(&slot, &tmp, sizeof tmp);
   std::atomic_ref<uint32_t>(slot.seq).store(cq.prod + 1, std::memory_order_release);

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "lib/daemon/client.h"
+#include "sim/core/engine.h"
 #include "sim/nic/types.h"
 
 namespace rdmasim::daemon {
@@ -22,7 +23,8 @@ class EventRouter {
   // The model's ids that async events name.
   enum class Kind { Qp, Cq, Srq };
 
-  explicit EventRouter(Clients& clients) : clients_(clients) {}
+  // `engine` stamps each CQE with its simulated time (ipc::Cqe::time_ps).
+  EventRouter(Clients& clients, const Engine& engine) : clients_(clients), engine_(engine) {}
 
   // Writes `comp` into CQ `cq_handle` of client `client` (gone client or CQ: dropped).
   // Ring full: the CQE is dropped, CqControl::overrun set and IBV_EVENT_CQ_ERR raised once.
@@ -50,6 +52,7 @@ class EventRouter {
   void notify_channel(Client& c, uint32_t channel, uint32_t cq_handle);
 
   Clients& clients_;
+  const Engine& engine_;
   Owners owners_[3];
   RouterStats stats_;
 };

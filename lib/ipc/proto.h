@@ -33,7 +33,7 @@
 namespace rdmasim::ipc {
 
 inline constexpr uint32_t kProtoMagic = 0x52534d31;  // "RSM1"
-inline constexpr uint32_t kProtoVersion = 2;  // 2: own structs in place of ibv_*
+inline constexpr uint32_t kProtoVersion = 3;  // 2: own structs in place of ibv_*; 3: Cqe::time_ps
 inline constexpr uint32_t kMaxSge = 16;
 inline constexpr uint32_t kMaxInline = 256;
 inline constexpr uint32_t kMaxDevices = 8;
@@ -200,6 +200,7 @@ struct Cqe {
   uint32_t wqe_index;         // SqWqe/RqWqe::wqe_index of the completed WQE
   uint32_t srq_handle;        // nonzero: the receive came from this SRQ
   uint32_t seq;               // written last (release): slot valid when seq == index + 1
+  uint64_t time_ps;           // simulated time the completion was written to the CQ
 };
 
 // CQ ring header extension: the arm state lives in the ring's shared memory after the

@@ -36,6 +36,10 @@ ibv_cq_ex* create_cq_ex_op(ibv_context* c, ibv_cq_init_attr_ex* attr);   // queu
 ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr);      // queues.cpp
 ibv_mw* alloc_mw_op(ibv_pd* pd, ibv_mw_type type);                       // memory.cpp
 int dealloc_mw_op(ibv_mw* mw);                                           // memory.cpp
+ibv_srq* create_srq_ex_op(ibv_context* c, ibv_srq_init_attr_ex* attr);   // queues.cpp
+// What rdmasim does not implement: EOPNOTSUPP / NULL+EOPNOTSUPP in every other slot of
+// verbs_context and the pre-1.1 ibv_context_ops entries (absent.cpp).
+void install_absent_ops(verbs_context& v);
 
 // The port's attributes and GID table from the backend (device.cpp).
 int query_port_info(ibv_context* c, uint8_t port, backend::PortInfo* out);

@@ -32,6 +32,10 @@ int query_port_info(ibv_context* c, uint8_t port, backend::PortInfo* out) {
 
 }  // namespace rdmasim::verbs
 
+extern "C" int RDMASIM_V11(ibv_query_device)(ibv_context* context, ibv_device_attr* attr);
+extern "C" int RDMASIM_V11(ibv_query_port)(ibv_context* context, uint8_t port,
+                                           _compat_ibv_port_attr* attr);
+
 namespace {
 
 // The process's devices, each with its backend; they live as long as the process.
@@ -85,6 +89,45 @@ int query_port_op(ibv_context* c, uint8_t port, ibv_port_attr* attr, size_t attr
   return 0;
 }
 
+// The simulated HCA clock: one cycle per simulated nanosecond, so hca_core_clock is
+// 1,000,000 kHz and a completion timestamp in cycles is the simulated time in ns.
+constexpr uint64_t kHcaCoreClockKhz = 1'000'000;
+
+uint64_t simulated_ns(ibv_context* c) {
+  const ipc::GlobalPage* g = ctx_of(c)->doorbell.global;
+  return g ? g->virtual_time_ps.load(std::memory_order_acquire) / 1000 : 0;
+}
+
+// ibv_query_device_ex(3): the 1.0 attributes plus what the extended query adds; nothing
+// extended is offered (no ODP, TSO, RSS, tag matching, DM, packet pacing), so those stay 0.
+int query_device_ex_op(ibv_context* c, const ibv_query_device_ex_input* input,
+                       ibv_device_attr_ex* attr, size_t attr_size) {
+  if (input && input->comp_mask) return EINVAL;
+  if (attr_size < sizeof(ibv_device_attr)) return EINVAL;
+  ibv_device_attr_ex ex{};
+  if (int rc = backend_of(c).query_device(&ex.orig_attr)) return rc;
+  ex.completion_timestamp_mask = UINT64_MAX;  // a 64-bit cycle counter never wraps here
+  ex.hca_core_clock = kHcaCoreClockKhz;
+  ex.device_cap_flags_ex = static_cast<uint32_t>(ex.orig_attr.device_cap_flags);
+  ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
+  memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
+  if (attr_size > sizeof(ex)) memset(reinterpret_cast<char*>(attr) + sizeof(ex), 0, attr_size - sizeof(ex));
+  return 0;
+}
+
+// ibv_query_rt_values_ex(3): the HCA clock now, as mlx5 reports it (cycles in tv_nsec).
+int query_rt_values_op(ibv_context* c, ibv_values_ex* values) {
+  const uint32_t asked = values->comp_mask;
+  if (asked & ~static_cast<uint32_t>(IBV_VALUES_MASK_RAW_CLOCK)) return EINVAL;
+  values->comp_mask = 0;
+  if (asked & IBV_VALUES_MASK_RAW_CLOCK) {
+    values->raw_clock.tv_sec = 0;
+    values->raw_clock.tv_nsec = static_cast<long>(simulated_ns(c) * kHcaCoreClockKhz / 1'000'000);
+    values->comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
+  }
+  return 0;
+}
+
 ibv_context* open_context(Device* d) {
   backend::ContextLinks links;
   if (int rc = d->backend->open_context(&links)) return fail<ibv_context>(rc);
@@ -93,9 +136,13 @@ ibv_context* open_context(Device* d) {
   ctx->doorbell = links.doorbell;
   verbs_context& v = ctx->vctx;
   v.sz = sizeof(verbs_context);
+  install_absent_ops(v);
   v.query_port = query_port_op;
+  v.query_device_ex = query_device_ex_op;
+  v.query_rt_values = query_rt_values_op;
   v.create_cq_ex = create_cq_ex_op;
   v.create_qp_ex = create_qp_ex_op;
+  v.create_srq_ex = create_srq_ex_op;
   ibv_context& c = v.context;
   c.device = &d->dev;
   c.cmd_fd = -1;
@@ -112,6 +159,9 @@ ibv_context* open_context(Device* d) {
   c.ops.alloc_mw = alloc_mw_op;
   c.ops.dealloc_mw = dealloc_mw_op;
   c.ops.bind_mw = bind_mw;
+  // What rdma-core's set_lib_ops points them at: the 1.1 entry points.
+  c.ops._compat_query_device = RDMASIM_V11(ibv_query_device);
+  c.ops._compat_query_port = RDMASIM_V11(ibv_query_port);
   return &c;
 }
 

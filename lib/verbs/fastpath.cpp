@@ -395,6 +395,17 @@ unsigned int read_wc_flags(ibv_cq_ex* c) { return cur(c).wc_flags; }
 uint32_t read_slid(ibv_cq_ex* c) { return cur(c).slid; }
 uint8_t read_sl(ibv_cq_ex* c) { return cur(c).sl; }
 uint8_t read_dlid_path_bits(ibv_cq_ex* c) { return cur(c).dlid_path_bits; }
+// The HCA clock ticks once per simulated ns (hca_core_clock 1,000,000 kHz, device.cpp), so
+// the cycle count and the "wallclock" are both the simulated time in ns.
+uint64_t read_completion_ts(ibv_cq_ex* c) { return cur(c).time_ps / 1000; }
+uint64_t read_completion_wallclock_ns(ibv_cq_ex* c) { return cur(c).time_ps / 1000; }
+// A CQ cannot be created asking for these (queues.cpp, EOPNOTSUPP); a program that reads
+// them anyway gets what an untagged, unsteered, non-tag-matching completion carries.
+uint16_t read_cvlan(ibv_cq_ex*) { return 0; }
+uint32_t read_flow_tag(ibv_cq_ex*) { return 0; }
+void read_tm_info(ibv_cq_ex*, ibv_wc_tm_info* info) {
+  if (info) *info = {};
+}
 
 }  // namespace
 
@@ -486,6 +497,11 @@ void install_cq_ex_ops(ibv_cq_ex* cq) {
   cq->read_slid = read_slid;
   cq->read_sl = read_sl;
   cq->read_dlid_path_bits = read_dlid_path_bits;
+  cq->read_completion_ts = read_completion_ts;
+  cq->read_cvlan = read_cvlan;
+  cq->read_flow_tag = read_flow_tag;
+  cq->read_tm_info = read_tm_info;
+  cq->read_completion_wallclock_ns = read_completion_wallclock_ns;
 }
 
 void install_qp_ex_ops(ibv_qp_ex* q) {

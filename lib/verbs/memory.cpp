@@ -162,6 +162,12 @@ void ibv_unimport_dm(ibv_dm* dm) {
 // Address handles are client-side: the flattened attributes travel in each UD WQE.
 ibv_ah* RDMASIM_V11(ibv_create_ah)(ibv_pd* pd, ibv_ah_attr* attr) {
   if (hardware()) return forward<&Hw::ibv_create_ah>(pd, attr);
+  // As mlx5_create_ah: the port must exist, and an Ethernet port (RoCE) addresses by GID,
+  // so an AH without a GRH is EINVAL there; the source GID index must be in the table.
+  rdmasim::backend::PortInfo p;
+  if (!attr || query_port_info(pd->context, attr->port_num, &p) != 0) return fail<ibv_ah>(EINVAL);
+  if (p.attr.link_layer == IBV_LINK_LAYER_ETHERNET && !attr->is_global) return fail<ibv_ah>(EINVAL);
+  if (attr->is_global && attr->grh.sgid_index >= p.attr.gid_tbl_len) return fail<ibv_ah>(EINVAL);
   auto* ah = new Ah();
   ah->ah.context = pd->context;
   ah->ah.pd = pd;

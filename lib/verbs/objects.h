@@ -90,6 +90,7 @@ struct Cq {
   ipc::CqControl* control = nullptr;
   std::mutex poll_mu;                   // one poller at a time per CQ
   ipc::Cqe current{};                   // the entry start_poll/next_poll stand on
+  uint64_t wc_flags = 0;                // IBV_WC_EX_WITH_* asked at creation
   static Cq* from(ibv_cq* c) { return container<Cq>(c, offsetof(Cq, cq)); }
   static Cq* from(ibv_cq_ex* c) { return container<Cq>(c, offsetof(Cq, cq)); }
   ibv_cq* ibv() { return reinterpret_cast<ibv_cq*>(&cq); }

@@ -16,9 +16,20 @@ namespace ipc = rdmasim::ipc;
 
 namespace {
 
+// What an extended CQ can report (ibv_create_cq_ex(3)): the standard fields and both
+// completion timestamps. CVLAN, flow tag and tag-matching info need features rdmasim does
+// not model (raw packet QPs, flow steering, tag matching): EOPNOTSUPP at creation, as
+// mlx5 refuses wc_flags it cannot fill.
+constexpr uint64_t kCqWcFlags = uint64_t{IBV_WC_STANDARD_FLAGS} | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+                                IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+
 ibv_cq_ex* create_cq_common(ibv_context* c, int cqe, void* cq_context, ibv_comp_channel* ch,
-                            int comp_vector) {
-  if (cqe <= 0) return fail<ibv_cq_ex>(EINVAL);
+                            int comp_vector, uint64_t wc_flags = IBV_WC_STANDARD_FLAGS) {
+  // ibv_create_cq(3): cqe at most max_cqe (the daemon checks that bound), comp_vector
+  // below the context's num_comp_vectors; EINVAL otherwise.
+  if (cqe <= 0 || comp_vector < 0 || comp_vector >= c->num_comp_vectors)
+    return fail<ibv_cq_ex>(EINVAL);
+  if (ch && ch->context != c) return fail<ibv_cq_ex>(EINVAL);
   Context* ctx = ctx_of(c);
   backend::CqRing r;
   if (int rc = backend_of(c).create_cq(static_cast<uint32_t>(cqe),
@@ -30,6 +41,7 @@ ibv_cq_ex* create_cq_common(ibv_context* c, int cqe, void* cq_context, ibv_comp_
   cq->map = r.map;
   cq->ring = r.ring;
   cq->control = r.control;
+  cq->wc_flags = wc_flags;
   ibv_cq_ex& x = cq->cq;
   x.context = c;
   x.channel = ch;
@@ -52,8 +64,15 @@ namespace rdmasim::verbs {
 ibv_cq_ex* create_cq_ex_op(ibv_context* c, ibv_cq_init_attr_ex* attr) {
   if (attr->comp_mask & ~static_cast<uint32_t>(IBV_CQ_INIT_ATTR_MASK_FLAGS))
     return fail<ibv_cq_ex>(EOPNOTSUPP);
+  if (attr->wc_flags & ~kCqWcFlags) return fail<ibv_cq_ex>(EOPNOTSUPP);
+  // SINGLE_THREADED is a hint (the locks stay); IGNORE_OVERRUN is not modelled: an
+  // overrun always raises IBV_EVENT_CQ_ERR here.
+  if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+      (attr->flags & ~static_cast<uint32_t>(IBV_CREATE_CQ_ATTR_SINGLE_THREADED)))
+    return fail<ibv_cq_ex>(EOPNOTSUPP);
+  if (attr->cqe > static_cast<uint32_t>(INT32_MAX)) return fail<ibv_cq_ex>(EINVAL);
   return create_cq_common(c, static_cast<int>(attr->cqe), attr->cq_context, attr->channel,
-                          static_cast<int>(attr->comp_vector));
+                          static_cast<int>(attr->comp_vector), attr->wc_flags);
 }
 
 ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
@@ -62,10 +81,32 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
             attr->comp_mask, attr->cap.max_send_wr, attr->cap.max_recv_wr, attr->cap.max_send_sge,
             attr->cap.max_recv_sge, attr->cap.max_inline_data);
   if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) return fail<ibv_qp>(EINVAL);
-  if (attr->comp_mask & ~static_cast<uint32_t>(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+  if (attr->comp_mask & ~static_cast<uint32_t>(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+                                                IBV_QP_INIT_ATTR_CREATE_FLAGS))
     return fail<ibv_qp>(EOPNOTSUPP);
+  if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)
+    return fail<ibv_qp>(EOPNOTSUPP);  // loopback blocking, scatter-FCS, ... are not modelled
   if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC && attr->qp_type != IBV_QPT_UD)
     return fail<ibv_qp>(EOPNOTSUPP);
+  // ibv_create_qp_ex(3): the ibv_wr_* operations asked for must be ones the QP type can
+  // post, as mlx5 checks them (EOPNOTSUPP): no TSO (raw packet only), no ATOMIC_WRITE
+  // (not modelled), and on UC/UD none of what those transports cannot carry.
+  if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+    uint64_t ok = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+    if (attr->qp_type != IBV_QPT_UD)
+      ok |= IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+            IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
+    if (attr->qp_type == IBV_QPT_RC)
+      ok |= IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+            IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
+    // iWARP (RFC 5040) carries no atomics, no immediate data and no SEND with Invalidate
+    // here (fastpath.cpp refuses them at post).
+    if (ctx_of(c)->device->info.transport_type == IBV_TRANSPORT_IWARP)
+      ok &= ~static_cast<uint64_t>(IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+                                   IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+                                   IBV_QP_EX_WITH_SEND_WITH_INV);
+    if (attr->send_ops_flags & ~ok) return fail<ibv_qp>(EOPNOTSUPP);
+  }
   if (!attr->send_cq || !attr->recv_cq) return fail<ibv_qp>(EINVAL);
   Context* ctx = ctx_of(c);
   backend::QpRequest want;
@@ -109,6 +150,29 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
   ctx->qps_by_num[r.qp_num] = q;
   ctx->qps_by_handle[r.handle] = q;
   return &b;
+}
+
+}  // namespace rdmasim::verbs
+
+extern "C" ibv_srq* RDMASIM_V11(ibv_create_srq)(ibv_pd* pd, ibv_srq_init_attr* attr);
+
+namespace rdmasim::verbs {
+
+// ibv_create_srq_ex(3) for a basic SRQ; XRC and tag-matching SRQs are not offered.
+ibv_srq* create_srq_ex_op(ibv_context* c, ibv_srq_init_attr_ex* attr) {
+  const uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
+                         IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
+  if (attr->comp_mask & ~known) return fail<ibv_srq>(EINVAL);
+  if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC)
+    return fail<ibv_srq>(EOPNOTSUPP);
+  if (attr->comp_mask & (IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM))
+    return fail<ibv_srq>(EOPNOTSUPP);
+  if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd || attr->pd->context != c)
+    return fail<ibv_srq>(EINVAL);
+  ibv_srq_init_attr basic{attr->srq_context, attr->attr};
+  ibv_srq* srq = RDMASIM_V11(ibv_create_srq)(attr->pd, &basic);
+  if (srq) attr->attr = basic.attr;
+  return srq;
 }
 
 }  // namespace rdmasim::verbs
