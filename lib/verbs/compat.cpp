@@ -3,7 +3,9 @@
 // emulated: those entry points report EOPNOTSUPP so an ancient binary fails loudly.
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -67,8 +69,18 @@ extern "C" void ibv_copy_path_rec_to_kern(void*, const void*) {}
 extern "C" void ibv_copy_qp_attr_from_kern(void*, void*) {}
 extern "C" void ibv_copy_ah_attr_from_kern(void*, void*) {}
 
-extern "C" int ibv_get_sysfs_path(char* buf, size_t size) {
-  return snprintf(buf, size, "/sys") >= static_cast<int>(size) ? -1 : 0;
+// rdma-core 44 (libibverbs/sysfs.c): `const char *ibv_get_sysfs_path(void)`, the sysfs
+// root — $SYSFS_PATH without trailing slashes when set, else "/sys". librdmacm passes the
+// string on to ibv_read_sysfs_file. (An older prototype with a buffer was a crash: the
+// caller passes no arguments.) The string lives as long as the process.
+extern "C" const char* ibv_get_sysfs_path(void) {
+  static const std::string path = [] {
+    const char* env = getenv("SYSFS_PATH");
+    std::string p = env && *env ? env : "/sys";
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    return p;
+  }();
+  return path.c_str();
 }
 
 // Returns the number of bytes read, or -1 with errno.
