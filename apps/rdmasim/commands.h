@@ -6,6 +6,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "lib/ipc/proto.h"
+
 namespace rdmasim::cli {
 
 // Exit statuses of every subcommand (listed in `rdmasim --help` and README.md).
@@ -33,6 +35,11 @@ struct StudyArgs {
 
 // Reads a JSON file; false with *why = "PATH: reason" when it cannot be read or parsed.
 bool load_json(const std::string& path, nlohmann::json* out, std::string* why);
+
+// The one exchange with a running daemon: connects to `socket` (default path when empty),
+// sends `op` with no body and waits for its reply. Returns true with the reply's fds in
+// *fds (the caller closes them), or false with the reason in *why. Never starts a daemon.
+bool daemon_request(const std::string& socket, ipc::Op op, std::vector<int>* fds, std::string* why);
 
 int run_fabric(const FabricArgs& a);
 // Returns only when PROGRAM cannot be started (127, as env(1) does).

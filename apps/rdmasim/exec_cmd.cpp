@@ -9,7 +9,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "apps/rdmasim/commands.h"
+#include "lib/daemon/daemon.h"
+#include "lib/daemon/sealed_text.h"
 
 namespace rdmasim::cli {
 namespace {
@@ -45,9 +49,52 @@ void set_environment(const ExecArgs& a) {
   }
 }
 
+// --fabric against a daemon already running at the socket the program will use: the
+// program would silently see that daemon's fabric, so a different one is an error naming
+// both (the config's digest is what the daemon reports, config_digest in lib/daemon).
+// Returns kExitOk when no daemon answers (the library starts one on --fabric) or it runs
+// this config.
+int check_running_fabric(const ExecArgs& a) {
+  nlohmann::json config;
+  std::string why;
+  if (!load_json(a.fabric, &config, &why)) {
+    std::cerr << "rdmasim exec: " << why << "\n";
+    return kExitUsage;
+  }
+  std::string socket = a.socket;
+  if (socket.empty()) socket = daemon::default_socket_path();
+  std::vector<int> fds;
+  if (!daemon_request(socket, ipc::Op::Counters, &fds, &why)) {
+    for (int f : fds) close(f);
+    return kExitOk;  // nothing (sane) listens there: the library starts this fabric
+  }
+  std::string text;
+  const int rc = fds.empty() ? EPROTO : daemon::read_sealed_text(fds[0], &text);
+  for (int f : fds) close(f);
+  std::string running_name = "?", running_digest;
+  if (rc == 0) {
+    try {
+      const nlohmann::json j = nlohmann::json::parse(text);
+      running_name = j.at("daemon").value("fabric_name", "?");
+      running_digest = j.at("daemon").value("config_digest", "");
+    } catch (const std::exception&) {
+    }
+  }
+  const std::string want = daemon::config_digest(config);
+  if (running_digest == want) return kExitOk;
+  const std::string want_name = config.value("name", "?");
+  std::cerr << "rdmasim exec: the daemon at " << socket << " runs fabric '" << running_name
+            << "' (config digest " << (running_digest.empty() ? "unknown" : running_digest)
+            << "), not --fabric " << a.fabric << " (fabric '" << want_name << "', digest " << want
+            << "); stop it (rdmasim shutdown) or give this fabric its own --socket\n";
+  return kExitFailed;
+}
+
 }  // namespace
 
 int run_exec(const ExecArgs& a) {
+  if (!a.fabric.empty())
+    if (int rc = check_running_fabric(a)) return rc;
   set_environment(a);
   std::vector<char*> argv;
   for (const auto& s : a.program) argv.push_back(const_cast<char*>(s.c_str()));

@@ -42,8 +42,10 @@ stderr and exit 2.)";
 constexpr const char* kExecFooter = R"(
 Runs PROGRAM with the drop-in libibverbs.so.1 (LD_LIBRARY_PATH=<builddir>/lib/verbs, or
 $RDMASIM_LIBDIR) as simulated host NAME (RDMASIM_HOST); RDMASIM_FABRIC and RDMASIM_SOCKET
-are set from --fabric/--socket. The library starts a daemon if none runs. Put `--` before
-PROGRAM when its arguments start with `-`.)";
+are set from --fabric/--socket. The library starts a daemon if none runs. When one already
+runs at that socket, --fabric must be its config (same digest as `rdmasim counters` shows
+in daemon.config_digest): another fabric is an error naming both, exit 1, PROGRAM not run.
+Put `--` before PROGRAM when its arguments start with `-`.)";
 
 constexpr const char* kStudyFooter = R"(
 Runs a study in-process (no daemon, no wall-clock pacing): the study's fabric with one HCA
@@ -51,30 +53,6 @@ model per NIC and its flows (see configs/README.md, "Studies"). Writes flows.jso
 flows.csv, counters.json, queues.csv (when sampling) and report.html into DIR and a summary
 to stdout. Exit 0 when every flow finished, 1 when one did not (each is named), 2 for a bad
 study file.)";
-
-// The one exchange with a running daemon: connects to `socket` (default path when empty),
-// sends `op` with no body and waits for its reply. Returns true with the reply's fds in
-// *fds (the caller closes them), or false with the reason in *why.
-bool daemon_request(const std::string& socket, ipc::Op op, std::vector<int>* fds, std::string* why) {
-  const std::string path = socket.empty() ? daemon::default_socket_path() : socket;
-  backend::DaemonClient client(path);  // never starts a daemon
-  if (int e = client.connect_error()) {
-    *why = "no daemon at " + path + ": " + strerror(e);
-    return false;
-  }
-  client.set_reply_timeout(30);  // a daemon that stops answering fails the command instead of hanging it
-  backend::Reply reply;
-  if (int e = client.call(op, nullptr, 0, &reply)) {
-    *why = e == EMSGSIZE ? "truncated reply" : std::string("no reply: ") + strerror(e);
-    return false;
-  }
-  if (reply.hdr.status != 0) {
-    *why = std::string("daemon answered ") + strerror(reply.hdr.status);
-    return false;
-  }
-  fds->swap(reply.fds);  // the caller closes them now
-  return true;
-}
 
 void close_all(const std::vector<int>& fds) {
   for (int f : fds) close(f);
@@ -116,6 +94,31 @@ int run_counters(const std::string& socket) {
 }
 
 }  // namespace
+
+// The one exchange with a running daemon: connects to `socket` (default path when empty),
+// sends `op` with no body and waits for its reply. Returns true with the reply's fds in
+// *fds (the caller closes them), or false with the reason in *why.
+bool daemon_request(const std::string& socket, ipc::Op op, std::vector<int>* fds, std::string* why) {
+  const std::string path = socket.empty() ? daemon::default_socket_path() : socket;
+  backend::DaemonClient client(path);  // never starts a daemon
+  if (int e = client.connect_error()) {
+    *why = "no daemon at " + path + ": " + strerror(e);
+    return false;
+  }
+  client.set_reply_timeout(30);  // a daemon that stops answering fails the command instead of hanging it
+  backend::Reply reply;
+  if (int e = client.call(op, nullptr, 0, &reply)) {
+    *why = e == EMSGSIZE ? "truncated reply" : std::string("no reply: ") + strerror(e);
+    return false;
+  }
+  if (reply.hdr.status != 0) {
+    *why = std::string("daemon answered ") + strerror(reply.hdr.status);
+    return false;
+  }
+  fds->swap(reply.fds);  // the caller closes them now
+  return true;
+}
+
 }  // namespace rdmasim::cli
 
 int main(int argc, char** argv) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
@@ -24,7 +25,19 @@ std::string default_socket_path() {
   return "/tmp/rdmasim-" + std::to_string(getuid()) + "/fabric.sock";
 }
 
-Daemon::Daemon(const nlohmann::json& config, DaemonOptions options) : opts_(std::move(options)) {
+std::string config_digest(const nlohmann::json& config) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64 offset basis
+  for (unsigned char ch : config.dump()) {
+    h ^= ch;
+    h *= 0x100000001b3ull;  // FNV-1a 64 prime
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+Daemon::Daemon(const nlohmann::json& config, DaemonOptions options)
+    : opts_(std::move(options)), config_digest_(config_digest(config)) {
   if (opts_.socket_path.empty()) opts_.socket_path = default_socket_path();
   fabric_ = topo::Fabric::build(engine_, config);
   const auto& nics = fabric_->nics();
@@ -180,6 +193,8 @@ nlohmann::json Daemon::counters_json() const {
   j["daemon"] = {
       {"pid", getpid()},
       {"socket", opts_.socket_path},
+      {"fabric_name", fabric_->name()},
+      {"config_digest", config_digest_},
       {"clients", clients_.size()},
       {"clients_accepted", s.clients_accepted},
       {"requests", s.requests},

@@ -37,6 +37,11 @@ struct DaemonOptions {
 // $RDMASIM_SOCKET, or /tmp/rdmasim-<uid>/fabric.sock.
 std::string default_socket_path();
 
+// What identifies a fabric across processes: FNV-1a 64 of the config's canonical dump, as
+// 16 hex digits. The daemon reports it in its counters ("config_digest"); `rdmasim exec
+// --fabric` compares it with its own config's before running a program on a live daemon.
+std::string config_digest(const nlohmann::json& config);
+
 class Daemon : private ServerEvents {
  public:
   // Builds the fabric from `config` (throws topo::ConfigError).
@@ -70,6 +75,7 @@ class Daemon : private ServerEvents {
   void sleep_until(const Pacer::Idle& idle);
 
   DaemonOptions opts_;
+  std::string config_digest_;
   Engine engine_;
   std::unique_ptr<topo::Fabric> fabric_;
   std::vector<std::unique_ptr<nic::Hca>> hcas_;
