@@ -6,7 +6,11 @@
 namespace rdmasim::nic {
 
 namespace {
-constexpr uint32_t kWindowAccess = kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic;
+// The rights a window can carry: the remote ones and LOCAL_WRITE, which mlx5's
+// set_bind_wr maps to the mkey's LOCAL_WRITE (a ConnectX binds it; refusing it made a
+// valid program's bind complete with MW_BIND_ERR).
+constexpr uint32_t kWindowAccess =
+    kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic;
 }  // namespace
 
 int Hca::alloc_mw(uint32_t pd, MwType type, uint32_t* rkey) {

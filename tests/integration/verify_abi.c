@@ -329,7 +329,9 @@ static void cq_ex_pointers(void) {
   check(bmr && mw, "ops.alloc_mw: a type 2 window");
   if (bmr && mw) {
     uint32_t key = ibv_inc_rkey(mw->rkey);
-    struct ibv_mw_bind_info bi = {bmr, (uintptr_t)buf + 16384, 4096, IBV_ACCESS_REMOTE_WRITE};
+    /* LOCAL_WRITE among the rights, as programs pass them: mlx5 maps it into the mkey. */
+    struct ibv_mw_bind_info bi = {bmr, (uintptr_t)buf + 16384, 4096,
+                                  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE};
     ibv_wr_start(qx);
     qx->wr_id = 20;
     ibv_wr_bind_mw(qx, mw, key, &bi);

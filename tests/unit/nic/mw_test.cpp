@@ -182,8 +182,7 @@ TEST_CASE("mw: bind errors complete with MW_BIND_ERR and move the QP to ERR") {
       {"C10-75: window beyond the MR's end", MwType::Type1, kMrAccess, 4000, 97, kAccessRemoteRead},
       {"C10-75, type 2", MwType::Type2, kMrAccess, 4095, 2, kAccessRemoteRead},
       {"o10-37.2.40: type 2 with zero length", MwType::Type2, kMrAccess, 0, 0, kAccessRemoteRead},
-      {"only REMOTE_* rights can be given to a window", MwType::Type1, kMrAccess, 0, 64,
-       kAccessLocalWrite},
+      {"a right no window carries (MW_BIND)", MwType::Type1, kMrAccess, 0, 64, kAccessMwBind},
   };
   for (const Case& c : cases) {
     CAPTURE(c.why);
@@ -196,6 +195,17 @@ TEST_CASE("mw: bind errors complete with MW_BIND_ERR and move the QP to ERR") {
     CHECK(m.run_b(wr) == WcStatus::MwBindErr);
     CHECK(state_of(*m.p.b.hca, m.p.b.qpn) == QpState::Err);
     CHECK(m.p.b.hca->dereg_mr(m.mr.lkey) == 0);  // nothing was bound
+  }
+}
+
+TEST_CASE("mw: LOCAL_WRITE among a window's rights binds, as on a ConnectX") {
+  // mlx5 set_bind_wr maps IBV_ACCESS_LOCAL_WRITE of mw_access_flags to the mkey's
+  // LOCAL_WRITE; programs pass LOCAL_WRITE | REMOTE_WRITE and the bind succeeds.
+  for (MwType type : {MwType::Type1, MwType::Type2}) {
+    MwPair m(type);
+    CHECK(m.run_b(m.bind(with_variant(m.mw, 1), 0, 64, kAccessLocalWrite | kAccessRemoteWrite)) ==
+          WcStatus::Success);
+    CHECK(state_of(*m.p.b.hca, m.p.b.qpn) == QpState::Rts);
   }
 }
 
