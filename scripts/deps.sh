@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(g++ meson ninja-build pkg-config libboost-context-dev libspdlog-dev nlohmann-json3-dev
       doctest-dev libcli11-dev libibverbs-dev ibverbs-utils perftest iproute2 procps
-      tshark zlib1g-dev)  # tshark decodes captures (pcap_check.sh); zlib checks ICRCs (unit_trace)
+      tshark zlib1g-dev chromium)  # tshark decodes captures (pcap_check.sh); zlib checks ICRCs
+      # (unit_trace); chromium renders lesson pages headless (tests/learn)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

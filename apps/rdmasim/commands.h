@@ -1,6 +1,7 @@
 // The rdmasim subcommands as functions of their parsed arguments; main.cpp parses.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,15 @@ struct StudyArgs {
   std::string out;  // "" = ./<study name>.out
 };
 
+struct LearnArgs {
+  std::string lesson;   // "" = list the lessons
+  std::string out;      // "" = ./learn-<lesson>
+  std::string fabric;   // "" = the lesson's default link layer
+  std::string params;   // lesson parameters (JSON file), "" = defaults
+  uint64_t size = 0;    // 0 = the lesson's default
+  bool json = false;
+};
+
 // Reads a JSON file; false with *why = "PATH: reason" when it cannot be read or parsed.
 bool load_json(const std::string& path, nlohmann::json* out, std::string* why);
 
@@ -45,5 +55,6 @@ int run_fabric(const FabricArgs& a);
 // Returns only when PROGRAM cannot be started (127, as env(1) does).
 int run_exec(const ExecArgs& a);
 int run_study(const StudyArgs& a);
+int run_learn(const LearnArgs& a);
 
 }  // namespace rdmasim::cli

@@ -54,6 +54,14 @@ flows.csv, counters.json, queues.csv (when sampling) and report.html into DIR an
 to stdout. Exit 0 when every flow finished, 1 when one did not (each is named), 2 for a bad
 study file.)";
 
+constexpr const char* kLearnFooter = R"(
+With no LESSON, lists the lessons. With one, runs it in-process in virtual time (no daemon),
+narrates it (colour only when stdout is a terminal) and writes DIR/lesson.html (one
+self-contained page: inline SVG, no scripts, nothing fetched), DIR/summary.json (its
+figures; the same options give the same bytes) and the lesson's packet captures (both
+directions of a link per file). Exit 0 done, 1 the run failed, 2 unknown lesson or a bad
+option for it.)";
+
 void close_all(const std::vector<int>& fds) {
   for (int f : fds) close(f);
 }
@@ -158,6 +166,21 @@ int main(int argc, char** argv) {
       ->type_name("DIR");
   study->footer(std::string(kStudyFooter) + "\n" + kExitCodes);
 
+  LearnArgs la;
+  CLI::App* learn = app.add_subcommand("learn", "Lessons: see RDMA work (list them, or run LESSON)");
+  learn->add_option("LESSON", la.lesson, "the lesson to run; none: list the lessons")->type_name("LESSON");
+  learn->add_option("--out", la.out, "output directory (default ./learn-<lesson>)")->type_name("DIR");
+  learn->add_option("--fabric", la.fabric, "link layer, if the lesson offers a choice")
+      ->check(CLI::IsMember({"roce", "ib", "iwarp"}))
+      ->type_name("roce|ib|iwarp");
+  learn->add_option("--size", la.size, "message or transfer size in bytes (default: the lesson's)")
+      ->check(CLI::PositiveNumber)
+      ->type_name("BYTES");
+  learn->add_option("--params", la.params, "lesson parameters (JSON), e.g. the copies lesson's cost model")
+      ->type_name("FILE");
+  learn->add_flag("--json", la.json, "print summary.json instead of the narration");
+  learn->footer(std::string(kLearnFooter) + "\n" + kExitCodes);
+
   std::string counters_socket;
   CLI::App* counters = app.add_subcommand(
       "counters", "Print the running daemon's counters (JSON): its own, per NIC, per fabric port");
@@ -176,6 +199,7 @@ int main(int argc, char** argv) {
   if (fabric->parsed()) return run_fabric(fa);
   if (exec->parsed()) return run_exec(ea);
   if (study->parsed()) return run_study(sa);
+  if (learn->parsed()) return run_learn(la);
   if (counters->parsed()) return run_counters(counters_socket);
   if (shutdown->parsed()) return run_shutdown(shutdown_socket);
   return kExitUsage;  // unreachable: require_subcommand(1)

@@ -17,6 +17,24 @@ void PortCapture::on_transmit(const net::Packet& pkt, Time now) {
   writer_.write(now, frame_);
 }
 
+LinkCapture::LinkCapture(const std::string& path, uint32_t linktype, std::vector<net::EgressPort*> ports)
+    : writer_(path, linktype), ports_(std::move(ports)) {
+  for (net::EgressPort* p : ports_) {
+    taps_.push_back(std::make_unique<Tap>());
+    taps_.back()->owner = this;
+    p->set_tap(taps_.back().get());
+  }
+}
+
+LinkCapture::~LinkCapture() {
+  for (net::EgressPort* p : ports_) p->set_tap(nullptr);
+}
+
+void LinkCapture::record(const net::Packet& pkt, Time now) {
+  frame_.clear();
+  if (encode_record(pkt, now, frame_)) writer_.write(now, frame_);
+}
+
 Capture::Capture(topo::Fabric& fabric, const std::string& dir, topo::CapturePorts ports) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -28,6 +28,32 @@ class PortCapture : public net::PacketTap {
   uint64_t not_captured_ = 0;
 };
 
+// Both directions of one link in one file, as a tap on the cable (or a switch mirror port
+// copying both directions) records them: a tap on each end's egress port, one writer.
+// Records stay in time order because every tap is called in engine time order.
+class LinkCapture {
+ public:
+  // `ports`: the egress ports whose packets go into `path` (normally the two ends of a
+  // link). Throws std::runtime_error naming the path when it cannot be created. The ports
+  // must outlive the capture (the destructor detaches the taps).
+  LinkCapture(const std::string& path, uint32_t linktype, std::vector<net::EgressPort*> ports);
+  LinkCapture(const LinkCapture&) = delete;
+  LinkCapture& operator=(const LinkCapture&) = delete;
+  ~LinkCapture();
+  uint64_t packets() const { return writer_.records(); }
+
+ private:
+  struct Tap : net::PacketTap {
+    LinkCapture* owner = nullptr;
+    void on_transmit(const net::Packet& pkt, Time now) override { owner->record(pkt, now); }
+  };
+  void record(const net::Packet& pkt, Time now);
+  PcapWriter writer_;
+  std::vector<net::EgressPort*> ports_;
+  std::vector<std::unique_ptr<Tap>> taps_;
+  std::vector<uint8_t> frame_;
+};
+
 class Capture {
  public:
   // Creates `dir` (and parents) if needed and one file per selected port, named after it:

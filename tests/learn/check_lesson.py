@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Runs one lesson of `rdmasim learn` twice and checks what it wrote.
+
+Usage: check_lesson.py RDMASIM LESSON FABRIC WORKDIR
+
+- both runs exit 0 and write lesson.html and summary.json; the two summary.json files are
+  byte-identical (same options, same bytes);
+- lesson.html is self-contained (no script, no external src/href) and has its plots
+  (<svg class="plot">), each followed by a "What to look at";
+- every capture listed in the summary decodes in tshark with no malformed frame and no
+  expert error, and holds frames in both directions (two distinct senders);
+- the lesson's own figures (check_<lesson> below), each against the counters beside it;
+- with a chromium installed: the page renders headless, the rendered DOM still has the
+  plots, and a screenshot is not blank.
+"""
+import json, os, re, shutil, struct, subprocess, sys, zlib
+
+rdmasim, lesson, fabric, work = sys.argv[1:5]
+failures = []
+
+
+def bad(msg):
+    failures.append(msg)
+    print("FAIL:", msg)
+
+
+def run(out):
+    shutil.rmtree(out, ignore_errors=True)
+    p = subprocess.run([rdmasim, "learn", lesson, "--fabric", fabric, "--out", out],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        bad(f"rdmasim learn {lesson} --fabric {fabric} exited {p.returncode}: {p.stderr}")
+        sys.exit(1)
+    for f in ("lesson.html", "summary.json"):
+        if not os.path.isfile(os.path.join(out, f)):
+            bad(f"{out}/{f} missing")
+    return p.stdout
+
+
+a, b = os.path.join(work, "a"), os.path.join(work, "b")
+story = run(a)
+run(b)
+sa = open(os.path.join(a, "summary.json"), "rb").read()
+if sa != open(os.path.join(b, "summary.json"), "rb").read():
+    bad("summary.json differs between two runs with the same options")
+else:
+    print("ok: summary.json byte-identical across two runs")
+if "\033[" in story:
+    bad("colour codes in the narration although stdout is not a terminal")
+summary = json.loads(sa)
+
+page = open(os.path.join(a, "lesson.html"), encoding="utf-8").read()
+if re.search(r"<script", page, re.I) or re.search(r"""(src|href)\s*=\s*["'][^"']*//""", page):
+    bad("lesson.html loads a script or an external resource")
+plots = page.count('<svg class="plot"')
+looks = len(re.findall(r"<svg class=\"plot\".*?</svg>\s*<figcaption><b>What to look at:</b>", page, re.S))
+if plots == 0 or looks != plots:
+    bad(f"lesson.html: {plots} plots, {looks} with a 'What to look at'")
+else:
+    print(f"ok: lesson.html has {plots} plots, each with what to look at")
+
+
+def tshark_fields(path, field):
+    p = subprocess.run(["tshark", "-r", path, "-T", "fields", "-e", field], capture_output=True, text=True,
+                       timeout=300)
+    return p.returncode, [l for l in p.stdout.splitlines()]
+
+
+if shutil.which("tshark"):
+    for cap in summary.get("captures", []):
+        path = os.path.join(a, cap)
+        p = subprocess.run(["tshark", "-r", path, "-Y", "_ws.malformed || _ws.expert.severity >= error"],
+                           capture_output=True, text=True, timeout=300)
+        if p.returncode != 0 or p.stdout.strip():
+            bad(f"{cap}: tshark reports malformed frames or errors:\n{p.stdout[:2000]}{p.stderr[:500]}")
+        field = "infiniband.lrh.slid" if fabric == "ib" else "eth.src"
+        rc, senders = tshark_fields(path, field)
+        distinct = {s for s in senders if s}
+        if rc != 0 or len(distinct) < 2:
+            bad(f"{cap}: frames from {len(distinct)} sender(s) ({field}); a link capture has both directions")
+        else:
+            print(f"ok: {cap}: {len(senders)} frames from {len(distinct)} senders, none malformed")
+else:
+    print("skip: no tshark to decode the captures")
+
+
+def sum_ports(counters, key):
+    return sum(v[key] for v in counters.values() if isinstance(v, dict) and key in v)
+
+
+def check_pfc(s):
+    lossy, pfc, dc = (s["runs"][k] for k in ("lossy", "pfc", "pfc_ecn_dcqcn"))
+    for name, r in (("lossy", lossy), ("pfc", pfc), ("pfc_ecn_dcqcn", dc)):
+        # The lesson's totals are the fabric's per-port counters summed (every port that
+        # counts drops or sends PFC frames).
+        if r["drops"] != sum_ports(r["fabric_counters"], "drops"):
+            bad(f"{name}: drops {r['drops']} != the ports' drops {sum_ports(r['fabric_counters'], 'drops')}")
+        if r["pause_frames"] != sum_ports(r["fabric_counters"], "pauses_sent"):
+            bad(f"{name}: pause_frames != the ports' pauses_sent")
+        if not r["all_finished"]:
+            bad(f"{name}: not every flow finished")
+    if not lossy["drops"] > 0: bad("lossy run: no drops")
+    if not lossy["retransmitted_packets"] >= 1: bad("lossy run: drops but no retransmission")
+    if lossy["pause_frames"] != 0: bad("lossy run sent PFC frames")
+    if pfc["drops"] != 0: bad(f"PFC run dropped {pfc['drops']}")
+    if not pfc["pause_frames"] > 0: bad("PFC run: no pause frames")
+    if not dc["pause_frames"] < pfc["pause_frames"]:
+        bad(f"DCQCN run: {dc['pause_frames']} pause frames, not fewer than PFC's {pfc['pause_frames']}")
+    if not dc["ecn_marked"] > 0 or not dc["cnps_sent"] > 0: bad("DCQCN run: no ECN marks or CNPs")
+    # Head-of-line blocking: the victim's path has room (uplink 400 Gb/s, w idle), so only
+    # pauses slow it: slower under PFC than in the lossy run, where nothing pauses it.
+    if not pfc["victim_goodput_gbps"] < lossy["victim_goodput_gbps"]:
+        bad("PFC run: the victim is not slowed by the pauses (no HOL blocking shown)")
+    if not pfc["uplink_paused_ns"] > 0: bad("PFC run: the uplink was never paused")
+    print(f"ok: pfc figures: drops {lossy['drops']}/0, pauses {pfc['pause_frames']} > {dc['pause_frames']}, "
+          f"victim {lossy['victim_goodput_gbps']:.1f} -> {pfc['victim_goodput_gbps']:.1f} Gb/s")
+
+
+checks = {"pfc": check_pfc}
+if lesson in checks:
+    checks[lesson](summary)
+
+chrome = shutil.which("chromium") or shutil.which("chromium-browser")
+if chrome:
+    url = "file://" + os.path.abspath(os.path.join(a, "lesson.html"))
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    dom = subprocess.run([chrome, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
+    rendered = dom.count('<svg class="plot"')
+    series = len(re.findall(r"<(polyline|rect)\b", dom))
+    if rendered != plots or series == 0:
+        bad(f"chromium's DOM has {rendered} plots (page: {plots}) and {series} plot elements")
+    else:
+        print(f"ok: chromium renders {rendered} plots with {series} plot elements")
+    shot = os.path.join(work, "shot.png")
+    subprocess.run([chrome, *flags, "--window-size=1000,1400", f"--screenshot={shot}", url],
+                   capture_output=True, timeout=120)
+    try:
+        png = open(shot, "rb").read()
+        # PNG: IHDR gives size and colour type; IDAT chunks hold the zlib stream.
+        w, h, depth, ctype = struct.unpack(">IIBB", png[16:26])
+        data, pos = b"", 8
+        while pos < len(png):
+            ln, kind = struct.unpack(">I4s", png[pos:pos + 8])
+            if kind == b"IDAT": data += png[pos + 8:pos + 8 + ln]
+            pos += 12 + ln
+        raw = zlib.decompress(data)
+        bpp = {2: 3, 6: 4}.get(ctype, 1)
+        stride = 1 + w * bpp
+        # Bytes of filtered rows differ from white (0xff / zero deltas) where something is drawn:
+        # count rows holding any non-trivial byte.
+        inked = sum(1 for y in range(h) if len(set(raw[y * stride + 1:(y + 1) * stride])) > 1)
+        if inked < h // 10:
+            bad(f"screenshot {w}x{h}: only {inked} rows hold anything")
+        else:
+            print(f"ok: screenshot {w}x{h} has {inked} non-blank rows")
+    except (OSError, struct.error, zlib.error) as e:
+        bad(f"no usable screenshot: {e}")
+else:
+    print("skip: no chromium to render lesson.html")
+
+sys.exit(1 if failures else 0)
