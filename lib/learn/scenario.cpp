@@ -35,6 +35,23 @@ namespace {
 using namespace rdmasim::nic;
 constexpr uint32_t kAccessAll = kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead;
 
+// The processes' memory as the HCA's DMA engine reaches it, counting the bytes it moves.
+class DmaMemory final : public MemorySpace {
+ public:
+  bool read(uint64_t addr, void* dst, size_t len) override {
+    read_bytes += len;
+    return inner_.read(addr, dst, len);
+  }
+  bool write(uint64_t addr, const void* src, size_t len) override {
+    write_bytes += len;
+    return inner_.write(addr, src, len);
+  }
+  uint64_t read_bytes = 0, write_bytes = 0;
+
+ private:
+  LocalMemory inner_;
+};
+
 class Runner;
 
 // Between a NIC's port and its HCA: counts each flow's payload as it arrives.
@@ -94,6 +111,8 @@ class Runner {
         res_.flows[k].error = "did not finish by " + std::to_string(to_ns(spec_.time_limit) / 1000) + " us";
     res_.fabric_counters = fabric_->counters();
     for (const auto& h : hcas_) res_.hcas.push_back(h->counters());
+    res_.dma_read_bytes = mem_.read_bytes;
+    res_.dma_write_bytes = mem_.write_bytes;
     captures_.clear();   // closes the files before the fabric goes
     return std::move(res_);
   }
@@ -227,6 +246,7 @@ class Runner {
         return;
       }
       ++s.posted;
+      ++res_.posts;
     }
   }
 
@@ -234,6 +254,7 @@ class Runner {
   void on_cqe(size_t k, const Completion& c) {
     if (!c.is_send && !spec_.flows[k].read) return;
     FlowState& s = state_[k];
+    ++res_.completions;
     if (c.status != WcStatus::Success) {
       finish(k, "message " + std::to_string(c.wr_id) + " completed with status " +
                     std::to_string(static_cast<int>(c.status)));
@@ -279,7 +300,7 @@ class Runner {
   topo::FabricSpec fs_;
   Engine engine_;
   std::unique_ptr<topo::Fabric> fabric_;
-  LocalMemory mem_;
+  DmaMemory mem_;
   std::vector<std::unique_ptr<RxTap>> taps_;
   std::vector<std::unique_ptr<Hca>> hcas_;   // destroyed before the fabric (declared after)
   std::vector<std::unique_ptr<trace::LinkCapture>> captures_;

@@ -65,6 +65,11 @@ struct ScenarioResult {
   std::vector<std::string> captures;  // files written
   Time end = 0;
   uint64_t events = 0;
+  // The applications' own work, as the runner does it: verbs calls (posts, completions
+  // taken) and the bytes the NICs moved by DMA. No CPU copy or system call happens on this
+  // path; the runner has no call that would count one.
+  uint64_t posts = 0, completions = 0;
+  uint64_t dma_read_bytes = 0, dma_write_bytes = 0;
 };
 
 // Runs to the last flow's completion or the time limit. Throws topo::ConfigError for a bad

@@ -116,7 +116,43 @@ def check_pfc(s):
           f"victim {lossy['victim_goodput_gbps']:.1f} -> {pfc['victim_goodput_gbps']:.1f} Gb/s")
 
 
-checks = {"pfc": check_pfc}
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def check_copies(s):
+    S, m = s["size_bytes"], s["model"]
+    rdma, tcp = s["paths"]["rdma_write"], s["paths"]["tcp"]
+    # RDMA: the NICs moved the payload (DMA read at the client, write at the server), no CPU.
+    if rdma["cpu_copy_bytes"] != 0 or rdma["syscalls"] != 0 or rdma["interrupts"] != 0:
+        bad(f"RDMA path: copies {rdma['cpu_copy_bytes']}, syscalls {rdma['syscalls']}, irqs {rdma['interrupts']}")
+    if rdma["nic_dma_read_bytes"] != S or rdma["nic_dma_write_bytes"] != S:
+        bad(f"RDMA path: NIC DMA {rdma['nic_dma_read_bytes']}/{rdma['nic_dma_write_bytes']} B, not {S} each way")
+    if rdma["cpu_busy_ns"]["receiver"] != 0:
+        bad("RDMA path: the receiver's CPU was busy")
+    # TCP: one copy user->kernel at the sender, one kernel->user at the receiver.
+    if tcp["cpu_copy_bytes"] != 2 * S:
+        bad(f"TCP copies {tcp['cpu_copy_bytes']} B, not 2 x {S}")
+    # The model's formula (lib/learn/kernel_tcp.h): segments = ceil(S / mss), ACKs =
+    # ceil(segments / ack_every); send() calls = ceil(S / app_chunk); receiver interrupts =
+    # ceil(segments / coalesce_frames), one wake-up each, and per batch of coalesce_frames
+    # segments ceil(batch bytes / app_chunk) recv() calls; sender interrupts =
+    # ceil(ACKs / coalesce_frames).
+    seg = ceil_div(S, m["mss"])
+    acks = ceil_div(seg, m["ack_every"])
+    recvs = sum(ceil_div(min(S, (b + m["coalesce_frames"]) * m["mss"]) - b * m["mss"], m["app_chunk"])
+                for b in range(0, seg, m["coalesce_frames"]))
+    want_sys = ceil_div(S, m["app_chunk"]) + recvs
+    want_irq = ceil_div(seg, m["coalesce_frames"]) + ceil_div(acks, m["coalesce_frames"])
+    if tcp["syscalls"] != want_sys or tcp["interrupts"] != want_irq:
+        bad(f"TCP syscalls {tcp['syscalls']} (formula {want_sys}), interrupts {tcp['interrupts']} (formula {want_irq})")
+    if not tcp["latency_ns"] > rdma["latency_ns"]:
+        bad("TCP is not slower than RDMA with the default model")
+    print(f"ok: copies figures: TCP copies {tcp['cpu_copy_bytes']} B, {want_sys} syscalls, {want_irq} interrupts; "
+          f"RDMA 0/0/0")
+
+
+checks = {"pfc": check_pfc, "copies": check_copies}
 if lesson in checks:
     checks[lesson](summary)
 
