@@ -49,9 +49,6 @@ ibv_qp* open_qp(ibv_context*, ibv_qp_open_attr*) { return none<ibv_qp>(); }
 int get_srq_num(ibv_srq*, uint32_t*) { return EOPNOTSUPP; }
 ibv_xrcd* open_xrcd(ibv_context*, ibv_xrcd_init_attr*) { return none<ibv_xrcd>(); }
 int close_xrcd(ibv_xrcd*) { return EOPNOTSUPP; }
-ibv_pd* alloc_parent_domain(ibv_context*, ibv_parent_domain_init_attr*) { return none<ibv_pd>(); }
-ibv_td* alloc_td(ibv_context*, ibv_td_init_attr*) { return none<ibv_td>(); }
-int dealloc_td(ibv_td*) { return EOPNOTSUPP; }
 
 // ---- ibv_context_ops: the pre-1.1 entries no 1.1 program calls (rdma-core leaves them
 // NULL; here they fail). _compat_query_device/_compat_query_port are real (device.cpp). ----
@@ -89,9 +86,6 @@ void install_absent_ops(verbs_context& v) {
   v.get_srq_num = get_srq_num;
   v.open_xrcd = open_xrcd;
   v.close_xrcd = close_xrcd;
-  v.alloc_parent_domain = alloc_parent_domain;
-  v.alloc_td = alloc_td;
-  v.dealloc_td = dealloc_td;
   ibv_context_ops& o = v.context.ops;
   o._compat_alloc_pd = compat_absent;
   o._compat_dealloc_pd = compat_absent;

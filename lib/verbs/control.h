@@ -36,6 +36,9 @@ ibv_cq_ex* create_cq_ex_op(ibv_context* c, ibv_cq_init_attr_ex* attr);   // queu
 ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr);      // queues.cpp
 ibv_mw* alloc_mw_op(ibv_pd* pd, ibv_mw_type type);                       // memory.cpp
 int dealloc_mw_op(ibv_mw* mw);                                           // memory.cpp
+ibv_td* alloc_td_op(ibv_context* c, ibv_td_init_attr* attr);            // memory.cpp
+int dealloc_td_op(ibv_td* td);                                           // memory.cpp
+ibv_pd* alloc_parent_domain_op(ibv_context* c, ibv_parent_domain_init_attr* attr);  // memory.cpp
 ibv_srq* create_srq_ex_op(ibv_context* c, ibv_srq_init_attr_ex* attr);   // queues.cpp
 // What rdmasim does not implement: EOPNOTSUPP / NULL+EOPNOTSUPP in every other slot of
 // verbs_context and the pre-1.1 ibv_context_ops entries (absent.cpp).

@@ -143,6 +143,9 @@ ibv_context* open_context(Device* d) {
   v.create_cq_ex = create_cq_ex_op;
   v.create_qp_ex = create_qp_ex_op;
   v.create_srq_ex = create_srq_ex_op;
+  v.alloc_td = alloc_td_op;
+  v.dealloc_td = dealloc_td_op;
+  v.alloc_parent_domain = alloc_parent_domain_op;
   ibv_context& c = v.context;
   c.device = &d->dev;
   c.cmd_fd = -1;

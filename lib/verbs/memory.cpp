@@ -32,6 +32,47 @@ int dealloc_mw_op(ibv_mw* mw) {
   return 0;
 }
 
+// ---- thread and parent domains (ibv_alloc_td(3), ibv_alloc_parent_domain(3)) ----
+// Client-side objects: a thread domain promises single-threaded use of what it is given
+// to (a hint; the locks stay), and a parent domain is its PD to every call. Its custom
+// allocators are kept but never called: the queue buffers they would allocate are the
+// daemon's shared rings here, not provider memory.
+
+ibv_td* alloc_td_op(ibv_context* c, ibv_td_init_attr* attr) {
+  if (!attr || attr->comp_mask) return fail<ibv_td>(EINVAL);
+  auto* td = new Td();
+  td->td.context = c;
+  return &td->td;
+}
+
+int dealloc_td_op(ibv_td* td) {
+  Td* t = Td::from(td);
+  if (t->users.load()) return EBUSY;  // a parent domain still names it
+  delete t;
+  return 0;
+}
+
+ibv_pd* alloc_parent_domain_op(ibv_context* c, ibv_parent_domain_init_attr* attr) {
+  constexpr uint32_t kKnown = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS | IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+  if (!attr || !attr->pd || attr->pd->context != c || (attr->comp_mask & ~kKnown))
+    return fail<ibv_pd>(EINVAL);
+  Pd* base = Pd::from(attr->pd);
+  if (base->protection) return fail<ibv_pd>(EINVAL);  // a parent domain cannot be extended
+  if (attr->td && attr->td->context != c) return fail<ibv_pd>(EINVAL);
+  if ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) && (!attr->alloc || !attr->free))
+    return fail<ibv_pd>(EINVAL);
+  auto* pd = new Pd();
+  pd->pd.context = c;
+  pd->pd.handle = attr->pd->handle;
+  pd->protection = base;
+  base->users++;
+  if (attr->td) {
+    pd->td = Td::from(attr->td);
+    pd->td->users++;
+  }
+  return &pd->pd;
+}
+
 }  // namespace rdmasim::verbs
 
 extern "C" {
@@ -50,6 +91,14 @@ ibv_pd* RDMASIM_V11(ibv_alloc_pd)(ibv_context* context) {
 
 int RDMASIM_V11(ibv_dealloc_pd)(ibv_pd* pd) {
   if (hardware()) return forward<&Hw::ibv_dealloc_pd>(pd);
+  Pd* p = Pd::from(pd);
+  if (p->protection) {  // a parent domain: its PD and thread domain stay
+    p->protection->users--;
+    if (p->td) p->td->users--;
+    delete p;
+    return 0;
+  }
+  if (p->users.load()) return EBUSY;  // parent domains still extend it
   if (int rc = backend_of(pd->context).dealloc_pd(pd->handle)) return rc;
   delete Pd::from(pd);
   return 0;

@@ -50,8 +50,20 @@ struct Context {
 
 using backend::Mapping;
 
+struct Td {
+  ibv_td td{};
+  std::atomic<int> users{0};            // parent domains naming it
+  static Td* from(ibv_td* t) { return container<Td>(t, offsetof(Td, td)); }
+};
+
+// A protection domain, or a parent domain (ibv_alloc_parent_domain): then `protection` is
+// the PD it extends and pd.handle is that PD's, so every call taking the parent domain
+// reaches the backend with the real PD.
 struct Pd {
   ibv_pd pd{};
+  Pd* protection = nullptr;             // set: this is a parent domain
+  Td* td = nullptr;                     // a parent domain's thread domain, or none
+  std::atomic<int> users{0};            // parent domains extending this PD
   static Pd* from(ibv_pd* p) { return container<Pd>(p, offsetof(Pd, pd)); }
 };
 

@@ -62,8 +62,12 @@ ibv_cq_ex* create_cq_common(ibv_context* c, int cqe, void* cq_context, ibv_comp_
 namespace rdmasim::verbs {
 
 ibv_cq_ex* create_cq_ex_op(ibv_context* c, ibv_cq_init_attr_ex* attr) {
-  if (attr->comp_mask & ~static_cast<uint32_t>(IBV_CQ_INIT_ATTR_MASK_FLAGS))
+  if (attr->comp_mask & ~static_cast<uint32_t>(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD))
     return fail<ibv_cq_ex>(EOPNOTSUPP);
+  // IBV_CQ_INIT_ATTR_MASK_PD: a parent domain of this context (mlx5: EINVAL otherwise).
+  if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+      (!attr->parent_domain || attr->parent_domain->context != c || !Pd::from(attr->parent_domain)->protection))
+    return fail<ibv_cq_ex>(EINVAL);
   if (attr->wc_flags & ~kCqWcFlags) return fail<ibv_cq_ex>(EOPNOTSUPP);
   // SINGLE_THREADED is a hint (the locks stay); IGNORE_OVERRUN is not modelled: an
   // overrun always raises IBV_EVENT_CQ_ERR here.

@@ -125,13 +125,6 @@ static void context_pointers(void) {
   check(null_eopnotsupp(ibv_create_flow_action_esp(ctx, &esp)) &&
         vctx->modify_flow_action_esp(NULL, &esp) == EOPNOTSUPP && vctx->destroy_flow_action(NULL) == EOPNOTSUPP,
         "flow actions (create/modify/destroy_flow_action_esp): refused with EOPNOTSUPP");
-  struct ibv_parent_domain_init_attr pda = {.pd = pd};
-  struct ibv_td_init_attr tda = {0};
-  errno = 0;
-  check(null_eopnotsupp(ibv_alloc_parent_domain(ctx, &pda)), "ibv_alloc_parent_domain: NULL, EOPNOTSUPP");
-  errno = 0;
-  check(null_eopnotsupp(ibv_alloc_td(ctx, &tda)) && vctx->dealloc_td(NULL) == EOPNOTSUPP,
-        "ibv_alloc_td: NULL, EOPNOTSUPP; dealloc_td: EOPNOTSUPP");
   struct ibv_wq_init_attr wqa = {.wq_type = IBV_WQT_RQ, .max_wr = 1, .max_sge = 1, .pd = pd};
   errno = 0;
   check(null_eopnotsupp(ibv_create_wq(ctx, &wqa)) && vctx->modify_wq(NULL, NULL) == EOPNOTSUPP &&
@@ -416,6 +409,62 @@ static void cq_ex_pointers(void) {
   if (bmr) ibv_dereg_mr(bmr);
 }
 
+/* Thread and parent domains (ibv_alloc_td(3), ibv_alloc_parent_domain(3)): a parent
+ * domain stands for its PD everywhere a PD is taken; a CQ can name it. */
+static void parent_domains(void) {
+  struct ibv_td_init_attr tda = {0};
+  struct ibv_td *td = ibv_alloc_td(ctx, &tda);  /* verbs_context alloc_td */
+  check(td != NULL, "ibv_alloc_td (alloc_td)");
+  struct ibv_td_init_attr bad_td = {.comp_mask = 1};
+  errno = 0;
+  check(ibv_alloc_td(ctx, &bad_td) == NULL && errno == EINVAL, "ibv_alloc_td with an unknown comp_mask: EINVAL");
+  struct ibv_parent_domain_init_attr pda = {.pd = pd, .td = td};
+  struct ibv_pd *pdom = ibv_alloc_parent_domain(ctx, &pda);  /* alloc_parent_domain */
+  check(pdom != NULL, "ibv_alloc_parent_domain over the PD with the thread domain");
+  struct ibv_parent_domain_init_attr nested = {.pd = pdom};
+  errno = 0;
+  check(ibv_alloc_parent_domain(ctx, &nested) == NULL && errno == EINVAL,
+        "a parent domain over a parent domain: EINVAL");
+  if (!td || !pdom) return;
+  struct ibv_cq_init_attr_ex ca = {.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS,
+                                   .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD, .parent_domain = pdom};
+  struct ibv_cq_ex *cqx = ibv_create_cq_ex(ctx, &ca);
+  check(cqx != NULL, "ibv_create_cq_ex naming the parent domain");
+  ca.parent_domain = pd;
+  errno = 0;
+  check(ibv_create_cq_ex(ctx, &ca) == NULL && errno == EINVAL, "ibv_create_cq_ex naming a plain PD as parent: EINVAL");
+  if (!cqx) return;
+  struct ibv_cq *cq = ibv_cq_ex_to_cq(cqx);
+  struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+                                .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
+  struct ibv_qp *a = ibv_create_qp(pdom, &ia), *b = ibv_create_qp(pdom, &ia);
+  check(a && b && a->pd == pdom, "RC QPs created on the parent domain (qp->pd is it)");
+  if (!a || !b) return;
+  connect_pair(a, b);
+  uint8_t *src = buf + 40960, *dst = buf + 45056;
+  for (int i = 0; i < 512; i++) src[i] = (uint8_t)(255 - i);
+  memset(dst, 0, 512);
+  /* The MR of the PD serves QPs of its parent domain: one protection domain. */
+  struct ibv_sge rs = {(uintptr_t)dst, 512, mr->lkey}, ss = {(uintptr_t)src, 512, mr->lkey};
+  struct ibv_recv_wr rw = {.wr_id = 1, .sg_list = &rs, .num_sge = 1}, *bad_r;
+  struct ibv_send_wr sw = {.wr_id = 2, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
+                           .send_flags = IBV_SEND_SIGNALED}, *bad_s;
+  check(ibv_post_recv(b, &rw, &bad_r) == 0 && ibv_post_send(a, &sw, &bad_s) == 0, "post on the parent domain's QPs");
+  struct ibv_wc w[2];
+  int got = 0;
+  while (got < 2) got += ibv_poll_cq(cq, 2 - got, w + got);
+  check(w[0].status == IBV_WC_SUCCESS && w[1].status == IBV_WC_SUCCESS && memcmp(dst, src, 512) == 0,
+        "a SEND between them lands, bytes as sent");
+  ibv_destroy_qp(a);
+  ibv_destroy_qp(b);
+  ibv_destroy_cq(cq);
+  /* mlx5 refcounts: the PD and the thread domain outlive the parent domain. */
+  check(ibv_dealloc_pd(pd) == EBUSY, "ibv_dealloc_pd of the PD under a parent domain: EBUSY");
+  check(ibv_dealloc_td(td) == EBUSY, "ibv_dealloc_td of a thread domain in use: EBUSY");
+  check(ibv_dealloc_pd(pdom) == 0, "ibv_dealloc_pd of the parent domain");
+  check(ibv_dealloc_td(td) == 0, "ibv_dealloc_td (dealloc_td) once unused");
+}
+
 /* A UD QP's wr_set_ud_addr, the only builder call an RC QP does not reach. */
 static void ud_builder(void) {
   struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
@@ -485,6 +534,7 @@ int main(int argc, char **argv) {
 
   context_pointers();
   cq_ex_pointers();
+  parent_domains();
   ud_builder();
 
   ibv_dereg_mr(mr);
