@@ -39,10 +39,24 @@ struct PortInfo {
   uint32_t gid_types[ipc::kMaxGids] = {};   // IBV_GID_TYPE_*
 };
 
-// What a context needs from its backend: the async event fd and the data path's doorbell.
+// How a verbs call that must wait does so when the program runs in a fiber of an in-process
+// run (lib/inproc): it hands the wait to the engine instead of blocking the process. The
+// daemon and hardware backends have none (nullptr): there the call spins or blocks in read().
+class Waiter {
+ public:
+  virtual ~Waiter() = default;
+  // A poll of an empty CQ: charges the host's CPU for one poll and lets virtual time move.
+  virtual void empty_poll() = 0;
+  // Returns once `fd` (a channel or async eventfd of this process) is readable.
+  virtual void wait_readable(int fd) = 0;
+};
+
+// What a context needs from its backend: the async event fd, the data path's doorbell and,
+// in-process, the waiter.
 struct ContextLinks {
   int async_fd = -1;
   ipc::Doorbell doorbell;
+  Waiter* waiter = nullptr;
 };
 
 struct MrKeys {

@@ -71,6 +71,7 @@ int DaemonBackend::query_port(uint8_t port, PortInfo* out) {
 int DaemonBackend::open_context(ContextLinks* out) {
   out->async_fd = client_.async_fd();
   out->doorbell = client_.doorbell();
+  out->waiter = client_.waiter();
   return 0;
 }
 

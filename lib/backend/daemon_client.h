@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/backend/backend.h"
 #include "lib/ipc/doorbell.h"
 #include "lib/ipc/proto.h"
 
@@ -44,7 +45,7 @@ class DaemonClient {
   // A connection to the daemon at `socket_path`; never starts a daemon and sends nothing.
   // connect_error() says whether it connected.
   explicit DaemonClient(const std::string& socket_path);
-  ~DaemonClient();
+  virtual ~DaemonClient();
   DaemonClient(const DaemonClient&) = delete;
   DaemonClient& operator=(const DaemonClient&) = delete;
 
@@ -66,7 +67,10 @@ class DaemonClient {
            int* fds = nullptr, int max_fds = 0, int* nfds = nullptr);
   // The same round trip keeping the whole reply (any status, body, fds): 0 or the transport
   // errno; the daemon's status is out->hdr.status.
-  int call(ipc::Op op, const void* req, size_t req_len, Reply* out);
+  // The in-process client (inproc_backend.h) replaces the socket with a simcall here.
+  virtual int call(ipc::Op op, const void* req, size_t req_len, Reply* out);
+  // The waiter of contexts opened through this client: none for the daemon.
+  virtual Waiter* waiter() const { return nullptr; }
 
   // For protocol tests: sends exactly these bytes as one message / a well-formed request
   // without waiting; receive() takes the next message whatever its seq. 0 or errno.
@@ -80,8 +84,10 @@ class DaemonClient {
   // The data path's doorbell on the pages of HELLO.
   ipc::Doorbell doorbell() const { return {client_page_, global_page_, wake_fd_}; }
 
- private:
+ protected:
   DaemonClient() = default;
+
+ private:
   int connect_path(const std::string& path);
   int send_locked(ipc::Op op, const void* req, size_t req_len, uint32_t* seq);
   int receive_locked(Reply* out);

@@ -99,7 +99,7 @@ struct Client {
   int async_efd = -1;
   uint64_t last_doorbell = 0;
   uint32_t async_prod = 0;
-  std::unique_ptr<ProcessMemory> mem;
+  std::unique_ptr<nic::MemorySpace> mem;   // ProcessMemory; in-process: nic::LocalMemory
   uint32_t next_handle = 1;
   std::map<uint32_t, Pd> pds;
   std::map<uint32_t, Mr> mrs;

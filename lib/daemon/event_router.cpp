@@ -71,6 +71,7 @@ void EventRouter::notify_channel(Client& c, uint32_t channel, uint32_t cq_handle
   }
   signal_eventfd(chan.efd);
   stats_.comp_events++;
+  if (on_signal_) on_signal_(c.id);
 }
 
 void EventRouter::push_async(Client& c, uint32_t type, uint32_t handle) {
@@ -87,6 +88,7 @@ void EventRouter::push_async(Client& c, uint32_t type, uint32_t handle) {
   ring.header()->producer.store(c.async_prod, std::memory_order_release);
   signal_eventfd(c.async_efd);
   stats_.async_events++;
+  if (on_signal_) on_signal_(c.id);
 }
 
 void EventRouter::on_async(size_t dev, const nic::AsyncEvent& ev) {

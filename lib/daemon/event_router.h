@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -46,6 +47,10 @@ class EventRouter {
 
   const RouterStats& stats() const { return stats_; }
 
+  // Called with the client's id after each write to one of its eventfds (a completion
+  // channel's or the async one): the in-process runtime wakes the fiber waiting on it.
+  void set_signal_hook(std::function<void(uint32_t client)> hook) { on_signal_ = std::move(hook); }
+
  private:
   using Owners = std::map<std::pair<size_t, uint32_t>, std::pair<uint32_t, uint32_t>>;
   static size_t index(Kind k) { return static_cast<size_t>(k); }
@@ -55,6 +60,7 @@ class EventRouter {
   const Engine& engine_;
   Owners owners_[3];
   RouterStats stats_;
+  std::function<void(uint32_t)> on_signal_;
 };
 
 }  // namespace rdmasim::daemon

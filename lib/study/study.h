@@ -35,11 +35,21 @@ struct FlowSpec {
   uint32_t window = 4;          // messages outstanding at once
 };
 
+// A user's verbs program (lib/inproc): one instance per host, in a fiber, in virtual time.
+struct ProgramSpec {
+  std::string path;             // the shared object exporting rdmasim_main (resolved)
+  std::vector<std::string> hosts;
+  std::vector<std::string> args;
+};
+
 struct StudySpec {
   std::string name;
   std::string fabric_source;    // "embedded default", "inline", or the config's path
   nlohmann::json fabric;        // the fabric config, with the study's "observe" applied
   std::vector<FlowSpec> flows;
+  std::vector<ProgramSpec> programs;
+  Time empty_poll_cost = ns(50);   // "fibers": {"empty_poll_ns"}: CPU time of one empty poll
+  uint32_t stack_kib = 1024;       // "fibers": {"stack_kib"}: each fiber's stack
   Time time_limit = ms(100);
   Time goodput_bin = us(1);
 };
@@ -68,10 +78,30 @@ struct PortSeries {
   std::vector<std::array<uint32_t, 8>> samples;
 };
 
+// One instance of a program: how it ended, when (-1: it did not).
+struct ProgramResult {
+  std::string program, host;
+  int rank = 0;
+  bool ok = false;              // returned 0
+  int status = 0;
+  std::string outcome;          // "exit 0", "exit 3", "crashed: ...", "did not finish: ..."
+  Time end = -1;
+};
+
+// A line a program printed (stream 1 stdout, 2 stderr), at virtual time `at`.
+struct ProgramLine {
+  Time at = 0;
+  std::string host;
+  int stream = 1;
+  std::string text;
+};
+
 struct StudyResult {
-  bool ok = false;              // every flow finished
+  bool ok = false;              // every flow finished and every program returned 0
   std::vector<std::string> failures;
   std::vector<FlowResult> flows;
+  std::vector<ProgramResult> programs;
+  std::vector<ProgramLine> program_output;   // in time order
   nlohmann::json counters;      // {"fabric": ..., "hcas": {...}, "engine": {...}}
   std::vector<PortSeries> queues;
   std::string fabric_summary;
@@ -88,6 +118,9 @@ StudyResult run_study(const StudySpec& spec);
 // flows.json, flows.csv, counters.json, queues.csv (when sampling is on) and report.html in
 // `dir` (created if missing). Throws std::runtime_error naming the file on an I/O error.
 void write_outputs(const StudySpec& spec, const StudyResult& result, const std::string& dir);
+
+// `[  0.000012345 host1] text`: a program's line as programs.log and stdout show it.
+std::string program_line(const ProgramLine& l);
 
 // Per-flow records as written to flows.json.
 nlohmann::json flows_json(const StudySpec& spec, const StudyResult& result);

@@ -1,6 +1,7 @@
 // A study's output files and its stdout summary.
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -74,6 +75,14 @@ json flows_json(const StudySpec& spec, const StudyResult& result) {
   return out;
 }
 
+static json programs_json(const StudyResult& result) {
+  json a = json::array();
+  for (const ProgramResult& p : result.programs)
+    a.push_back({{"program", p.program}, {"host", p.host}, {"rank", p.rank}, {"ok", p.ok},
+                 {"outcome", p.outcome}, {"end_ns", p.end < 0 ? json(nullptr) : json(to_ns(p.end))}});
+  return a;
+}
+
 void write_outputs(const StudySpec& spec, const StudyResult& result, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -113,6 +122,18 @@ void write_outputs(const StudySpec& spec, const StudyResult& result, const std::
     write_file(dir + "/queues.csv", q.str());
   }
   write_file(dir + "/report.html", report_html(spec, result));
+  if (!spec.programs.empty()) {
+    write_file(dir + "/programs.json", programs_json(result).dump(1) + "\n");
+    std::string log;
+    for (const ProgramLine& l : result.program_output) log += program_line(l) + "\n";
+    write_file(dir + "/programs.log", log);
+  }
+}
+
+std::string program_line(const ProgramLine& l) {
+  char t[48];
+  snprintf(t, sizeof t, "%.9f", static_cast<double>(l.at) / static_cast<double>(kSecond));
+  return std::string("[") + t + " " + l.host + "]" + (l.stream == 2 ? " (stderr) " : " ") + l.text;
 }
 
 std::string summary(const StudySpec& spec, const StudyResult& result) {
@@ -153,6 +174,13 @@ std::string summary(const StudySpec& spec, const StudyResult& result) {
   }
   s << "fabric: " << drops << " drops, " << lost << " packets lost on links, " << pauses
     << " PFC frames sent, " << marks << " ECN marks\n";
+  if (!result.programs.empty()) {
+    size_t ok = 0;
+    for (const ProgramResult& p : result.programs) ok += p.ok;
+    s << "programs: " << result.programs.size() << " instances, " << ok << " returned 0, "
+      << result.programs.size() - ok << " failed; " << result.program_output.size()
+      << " lines of output (programs.log)\n";
+  }
   for (const std::string& f : result.failures) s << "FAILED " << f << "\n";
   return s.str();
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "lib/inproc/runtime.h"
 #include "lib/study/study.h"
 #include "sim/core/engine.h"
 #include "sim/net/headers.h"
@@ -154,7 +155,8 @@ class Runner {
     for (size_t k = 0; k < runs_.size(); ++k)
       engine_.schedule_at(spec_.flows[k].start, [this, k] { pump(k); });
 
-    engine_.run_until(spec_.time_limit);
+    if (spec_.programs.empty()) engine_.run_until(spec_.time_limit);
+    else run_programs();
     res_.end = engine_.now();
     res_.events = engine_.events_run();
     res_.ok = true;
@@ -169,6 +171,12 @@ class Runner {
                   " bytes arrived)";
       res_.failures.push_back(spec_.flows[k].name + ": " + r.error);
     }
+    for (const ProgramResult& p : res_.programs)
+      if (!p.ok) {
+        res_.ok = false;
+        res_.failures.push_back("program " + p.program + " on " + p.host + " (rank " +
+                                std::to_string(p.rank) + "): " + p.outcome);
+      }
     collect();
     res_.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     return std::move(res_);
@@ -407,6 +415,26 @@ class Runner {
     res_.counters = {{"fabric", fabric_->counters()},
                      {"hcas", hcas},
                      {"engine", {{"events", res_.events}, {"end_ns", to_ns(res_.end)}}}};
+  }
+
+  // The programs in fibers (lib/inproc) beside the flows, on the same HCAs, until both are
+  // done or the time limit.
+  void run_programs() {
+    inproc::RuntimeOptions opts;
+    opts.empty_poll_cost = spec_.empty_poll_cost;
+    opts.stack_bytes = size_t{spec_.stack_kib} * 1024;
+    inproc::Runtime rt(engine_, *fabric_, hcas_, opts);
+    for (const ProgramSpec& prog : spec_.programs)
+      for (const std::string& host : prog.hosts) {
+        std::string why;
+        if (!rt.add({prog.path, host, prog.args}, &why))
+          throw std::runtime_error("program " + prog.path + " on " + host + ": " + why);
+      }
+    rt.run(spec_.time_limit, [this] { return finished_ == runs_.size(); });
+    for (const inproc::InstanceResult& r : rt.results())
+      res_.programs.push_back({r.program, r.host, r.rank, r.ok, r.status, r.outcome, r.end});
+    for (const inproc::OutputLine& l : rt.output())
+      res_.program_output.push_back({l.at, l.host, l.stream, l.text});
   }
 
   const StudySpec& spec_;

@@ -22,6 +22,66 @@ using topo::join;
 
 constexpr uint32_t kMaxMessage = 1u << 30;
 
+// "programs": [{"path", "hosts": [...] | "all", "args": [...]}] and "fibers".
+void read_programs(ConfigReader& r, const json& study, const std::string& root,
+                   const std::string& base_dir, const topo::FabricSpec& fs, StudySpec& spec) {
+  std::vector<std::string> all;
+  for (const topo::NicSpec& n : fs.nics)
+    if (std::find(all.begin(), all.end(), n.nic.host) == all.end()) all.push_back(n.nic.host);
+  if (study.contains("fibers")) {
+    const json& f = study["fibers"];
+    const std::string p = join(root, "fibers");
+    if (r.object(f, p, {"empty_poll_ns", "stack_kib"})) {
+      spec.empty_poll_cost = ns(r.integer(f, "empty_poll_ns", p, 50, 1, 1'000'000'000,
+                                          "CPU ns of one poll of an empty CQ, >= 1"));
+      spec.stack_kib = static_cast<uint32_t>(r.integer(f, "stack_kib", p, 1024, 16, 1 << 20,
+                                                       "a fiber stack size in KiB, 16..1048576"));
+    }
+  }
+  if (!study.contains("programs")) return;
+  const json& a = study["programs"];
+  const std::string p = join(root, "programs");
+  if (!a.is_array() || a.empty()) {
+    r.error(p, a, "is not a non-empty array", "a list of programs {\"path\", \"hosts\", \"args\"}");
+    return;
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string pp = index(p, i);
+    if (!r.object(a[i], pp, {"path", "hosts", "args"})) continue;
+    ProgramSpec prog;
+    prog.path = r.string(a[i], "path", pp, std::nullopt, "the path of a shared object exporting rdmasim_main");
+    if (!prog.path.empty() && prog.path[0] != '/') prog.path = base_dir + "/" + prog.path;
+    const json hosts = a[i].contains("hosts") ? a[i]["hosts"] : json("all");
+    const std::string hp = join(pp, "hosts");
+    if (hosts == json("all")) {
+      prog.hosts = all;
+    } else if (!hosts.is_array() || hosts.empty()) {
+      r.error(hp, hosts, "is neither \"all\" nor a non-empty array", "\"all\" or a list of host names");
+    } else {
+      for (size_t k = 0; k < hosts.size(); ++k) {
+        const json& h = hosts[k];
+        if (!h.is_string() || std::find(all.begin(), all.end(), h.get<std::string>()) == all.end())
+          r.error(index(hp, k), h, "names no host of the fabric", "a host name");
+        else if (std::find(prog.hosts.begin(), prog.hosts.end(), h.get<std::string>()) != prog.hosts.end())
+          r.error(index(hp, k), h, "is listed twice", "each host once");
+        else
+          prog.hosts.push_back(h.get<std::string>());
+      }
+    }
+    if (a[i].contains("args")) {
+      const json& args = a[i]["args"];
+      const std::string ap = join(pp, "args");
+      if (!args.is_array()) r.error(ap, args, "is not an array", "a list of strings");
+      else
+        for (size_t k = 0; k < args.size(); ++k) {
+          if (!args[k].is_string()) r.error(index(ap, k), args[k], "is not a string", "a string");
+          else prog.args.push_back(args[k].get<std::string>());
+        }
+    }
+    spec.programs.push_back(std::move(prog));
+  }
+}
+
 // The fabric config: inline object, a path (relative to the study's directory) or the
 // embedded default. Errors of the fabric itself are kept as the fabric reports them, with
 // the file name in front when it came from a file.
@@ -257,7 +317,7 @@ StudySpec parse_study(const json& study, const std::string& base_dir) {
   const std::string root = "study";
   StudySpec spec;
   if (!r.object(study, root, {"name", "fabric", "observe", "time_limit_us", "goodput_bin_ns",
-                              "defaults", "flows", "generators"}))
+                              "defaults", "flows", "generators", "programs", "fibers"}))
     throw topo::ConfigError(r.errors());
   spec.name = r.string(study, "name", root, "study", "a study name");
   spec.time_limit = from_ns_double(1000.0 * r.number(study, "time_limit_us", root, 100'000, 0, true,
@@ -336,8 +396,9 @@ StudySpec parse_study(const json& study, const std::string& base_dir) {
         read_generator(r, a[i], index(p, i), defaults, def_bytes, ep, fs, spec.flows);
     }
   }
-  if (r.ok() && spec.flows.empty())
-    r.error(root, "has no flows; expected \"flows\" or \"generators\" with at least one flow");
+  read_programs(r, study, root, base_dir, fs, spec);
+  if (r.ok() && spec.flows.empty() && spec.programs.empty())
+    r.error(root, "has no flows; expected \"flows\", \"generators\" or \"programs\" with at least one");
   if (!r.ok()) throw topo::ConfigError(r.errors());
   return spec;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lib/backend/daemon_backend.h"
+#include "lib/backend/inproc_backend.h"
 #include "lib/verbs/control.h"
 
 using namespace rdmasim::verbs;
@@ -38,14 +39,52 @@ extern "C" int RDMASIM_V11(ibv_query_port)(ibv_context* context, uint8_t port,
 
 namespace {
 
-// The process's devices, each with its backend; they live as long as the process.
+// The process's devices, each with its backend; they live as long as the process (in an
+// in-process run: as long as its simulated process, whose host keeps the table).
 struct DeviceTable {
+  std::unique_ptr<backend::DaemonClient> client;   // in-process: the simcall channel
   std::vector<std::unique_ptr<backend::Backend>> backends;
   std::vector<Device*> devices;
   int error = 0;
 };
 
+void fill_devices(DeviceTable& table) {
+  for (uint32_t i = 0; i < table.backends.size(); ++i) {
+    auto* d = new Device();
+    d->index = i;
+    d->backend = table.backends[i].get();
+    if (int rc = d->backend->device_info(&d->info)) {
+      delete d;
+      table.error = rc;
+      break;
+    }
+    d->dev.node_type = d->info.node_type;
+    d->dev.transport_type = d->info.transport_type;
+    snprintf(d->dev.name, sizeof(d->dev.name), "%s", d->info.name);
+    snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "uverbs%u", i);
+    snprintf(d->dev.dev_path, sizeof(d->dev.dev_path), "/dev/infiniband/uverbs%u", i);
+    snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "/sys/class/infiniband/%s",
+             d->info.name);
+    table.devices.push_back(d);
+  }
+}
+
+// Backend selection: a program running in a fiber of an in-process run (one process holds
+// many simulated processes, each program instance calling this same library) gets its own
+// host's table, made on its first call; any other process has one table of the daemon.
 DeviceTable& device_table() {
+  if (backend::InprocHost* host = backend::inproc_current()) {
+    void*& slot = host->verbs_slot();
+    if (!slot) {
+      auto* table = new DeviceTable();
+      if (int rc = backend::inproc_devices(*host, &table->client, &table->backends))
+        table->error = rc;
+      else
+        fill_devices(*table);
+      slot = table;
+    }
+    return *static_cast<DeviceTable*>(slot);
+  }
   static DeviceTable table;
   static std::once_flag once;
   std::call_once(once, [] {
@@ -54,24 +93,7 @@ DeviceTable& device_table() {
       fprintf(stderr, "rdmasim: cannot reach the fabric daemon: %s\n", strerror(rc));
       return;
     }
-    for (uint32_t i = 0; i < table.backends.size(); ++i) {
-      auto* d = new Device();
-      d->index = i;
-      d->backend = table.backends[i].get();
-      if (int rc = d->backend->device_info(&d->info)) {
-        delete d;
-        table.error = rc;
-        break;
-      }
-      d->dev.node_type = d->info.node_type;
-      d->dev.transport_type = d->info.transport_type;
-      snprintf(d->dev.name, sizeof(d->dev.name), "%s", d->info.name);
-      snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "uverbs%u", i);
-      snprintf(d->dev.dev_path, sizeof(d->dev.dev_path), "/dev/infiniband/uverbs%u", i);
-      snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "/sys/class/infiniband/%s",
-               d->info.name);
-      table.devices.push_back(d);
-    }
+    fill_devices(table);
   });
   return table;
 }
@@ -134,6 +156,7 @@ ibv_context* open_context(Device* d) {
   auto* ctx = new Context();
   ctx->device = d;
   ctx->doorbell = links.doorbell;
+  ctx->waiter = links.waiter;
   verbs_context& v = ctx->vctx;
   v.sz = sizeof(verbs_context);
   install_absent_ops(v);
@@ -349,6 +372,7 @@ int ibv_get_pkey_index(ibv_context* context, uint8_t port, __be16 pkey) {
 int RDMASIM_V11(ibv_get_async_event)(ibv_context* context, ibv_async_event* event) {
   if (hardware()) return forward<&Hw::ibv_get_async_event>(context, event);
   Context* ctx = ctx_of(context);
+  if (ctx->waiter) ctx->waiter->wait_readable(context->async_fd);
   uint64_t v = 0;
   if (read(context->async_fd, &v, sizeof(v)) != sizeof(v)) return -1;
   uint32_t type = 0, handle = 0;

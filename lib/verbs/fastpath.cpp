@@ -380,7 +380,10 @@ int cq_start_poll(ibv_cq_ex* cqx, ibv_poll_cq_attr*) {
   Cq& c = *Cq::from(cqx);
   c.poll_mu.lock();
   int rc = cq_next(cqx);
-  if (rc) c.poll_mu.unlock();  // on ENOENT the caller must not call end_poll
+  if (rc) {
+    c.poll_mu.unlock();  // on ENOENT the caller must not call end_poll
+    if (c.ctx->waiter) c.ctx->waiter->empty_poll();
+  }
   return rc;
 }
 void cq_end_poll(ibv_cq_ex* cqx) { Cq::from(cqx)->poll_mu.unlock(); }
@@ -470,10 +473,15 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   Cq& c = *Cq::from(cq);
-  std::lock_guard<std::mutex> lock(c.poll_mu);
   int n = 0;
-  ipc::Cqe e;
-  while (n < num_entries && pop_cqe(c, e)) to_wc(e, wc[n++]);
+  {
+    std::lock_guard<std::mutex> lock(c.poll_mu);
+    ipc::Cqe e;
+    while (n < num_entries && pop_cqe(c, e)) to_wc(e, wc[n++]);
+  }
+  // In a fiber, an empty poll costs CPU time and lets the engine run (the lock is released
+  // first: the wait switches stacks).
+  if (n == 0 && num_entries > 0 && c.ctx->waiter) c.ctx->waiter->empty_poll();
   return n;
 }
 

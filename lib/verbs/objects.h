@@ -37,6 +37,7 @@ struct Context {
   verbs_context vctx{};                 // public part; ibv_context is its last member
   Device* device = nullptr;
   ipc::Doorbell doorbell;               // rung by the data path after each publish
+  backend::Waiter* waiter = nullptr;    // in-process runs only: how an empty poll waits
   std::mutex mu;                        // guards the handle maps below
   std::unordered_map<uint32_t, Qp*> qps_by_num;
   std::unordered_map<uint32_t, Qp*> qps_by_handle;

@@ -214,6 +214,7 @@ int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
 int RDMASIM_V11(ibv_get_cq_event)(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) {
   if (hardware()) return forward<&Hw::ibv_get_cq_event>(channel, cq, cq_context);
   CompChannel* ch = CompChannel::from(channel);
+  if (backend::Waiter* w = ctx_of(channel->context)->waiter) w->wait_readable(channel->fd);
   uint64_t v = 0;
   if (read(channel->fd, &v, sizeof(v)) != sizeof(v)) return -1;
   std::lock_guard<std::mutex> lock(ch->mu);

@@ -1,0 +1,92 @@
+// One simulated process of an in-process run: its fiber, its daemon client, its standard
+// streams and what it waits for. Its methods run on its own fiber and only hand requests
+// to the maestro (Runtime), which serves them.
+#pragma once
+
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/backend/inproc_backend.h"
+#include "lib/inproc/fiber.h"
+#include "lib/inproc/loader.h"
+#include "sim/core/time.h"
+
+namespace rdmasim::daemon {
+struct Client;
+}
+
+namespace rdmasim::inproc {
+
+class Runtime;
+
+// What a suspended process waits for; the maestro reads it when the fiber suspends.
+enum class Wait { None, Simcall, Timer, Fd, Key, Barrier };
+
+class Process final : public backend::InprocHost {
+ public:
+  Process(Runtime& rt, int rank, std::string program, std::string host,
+          std::vector<std::string> args, ProgramCopy copy, daemon::Client& client,
+          size_t stack_bytes);
+  ~Process() override;
+
+  // The process whose fiber runs now (nullptr on the maestro).
+  static Process* current();
+
+  // backend::InprocHost, called on this process's fiber.
+  const char* host_name() const override { return host_.c_str(); }
+  int request(ipc::Op op, const void* req, size_t req_len, backend::Reply* out) override;
+  void*& verbs_slot() override { return verbs_slot_; }
+  void empty_poll() override;
+  void wait_readable(int fd) override;
+
+  // oob.h, on the fiber.
+  int rank() const { return rank_; }
+  int size() const;
+  int put(const char* key, const void* val, size_t len);
+  int get(const char* key, void* val, size_t len);
+  int barrier();
+  int compute(uint64_t ns);
+
+  // Maestro side.
+  void enter();   // before resuming the fiber: it becomes current, stdout/stderr are its own
+  void leave();   // after: streams flushed and given back
+  void flush_partial_lines();   // at the end: what is left without a newline
+
+  Runtime& rt_;
+  const int rank_;
+  const std::string program_, host_;
+  std::vector<std::string> args_;
+  std::vector<char*> argv_;
+  ProgramCopy copy_;
+  daemon::Client& client_;
+  std::unique_ptr<Fiber> fiber_;
+  void* verbs_slot_ = nullptr;
+
+  // The request the fiber left for the maestro.
+  Wait wait_ = Wait::None;
+  std::function<void()> simcall_;   // Wait::Simcall: served on the maestro
+  Time delay_ = 0;                  // Wait::Timer
+  int wait_fd_ = -1;                // Wait::Fd
+  std::string wait_key_;            // Wait::Key: the key, where its value goes, the answer
+  void* get_dst_ = nullptr;
+  size_t get_len_ = 0;
+  int get_rc_ = 0;
+  const char* waiting_in_ = "";     // the verb it waits in, for reports
+  bool ended_ = false;
+
+ private:
+  void suspend(Wait w) {
+    wait_ = w;
+    fiber_->suspend();
+  }
+  struct Stream;
+  std::unique_ptr<Stream> out_, err_;
+  FILE* saved_out_ = nullptr;
+  FILE* saved_err_ = nullptr;
+  friend struct Stream;
+};
+
+}  // namespace rdmasim::inproc
