@@ -1,5 +1,6 @@
 // What the run's executable exports to the programs and to the drop-in libibverbs.so.1
-// (lib/inproc/exports.list, a dynamic list): oob.h, rdmasim_compute, and
+// (lib/inproc/exports.list, a dynamic list): oob.h (with rdmasim_compute and
+// rdmasim_time_ns), and
 // rdmasim_inproc_current, by which the library finds the running fiber's host.
 #include <cerrno>
 
@@ -36,6 +37,12 @@ int rdmasim_oob_barrier(void) {
 int rdmasim_compute(uint64_t ns) {
   Process* p = Process::current();
   return p ? p->compute(ns) : EPERM;
+}
+
+// Virtual time, read (not changed) by the fiber; 0 outside a run.
+uint64_t rdmasim_time_ns(void) {
+  Process* p = Process::current();
+  return p ? static_cast<uint64_t>(p->now() / rdmasim::kNanosecond) : 0;
 }
 
 }  // extern "C"

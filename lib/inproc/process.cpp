@@ -129,6 +129,8 @@ void Process::wait_readable(int fd) {
   }
 }
 
+Time Process::now() const { return rt_.engine().now(); }
+
 int Process::size() const { return static_cast<int>(rt_.size()); }
 
 int Process::put(const char* key, const void* val, size_t len) {

@@ -49,6 +49,7 @@ class Process final : public backend::InprocHost {
   int get(const char* key, void* val, size_t len);
   int barrier();
   int compute(uint64_t ns);
+  Time now() const;
 
   // Maestro side.
   void enter();   // before resuming the fiber: it becomes current, stdout/stderr are its own

@@ -35,6 +35,9 @@ int rdmasim_oob_barrier(void);
 /* Charges `ns` nanoseconds of computation: virtual time moves on by that much for this
  * process (in a real process: nothing). */
 int rdmasim_compute(uint64_t ns);
+/* The clock a program measures with: in a study, this process's virtual time in ns (it
+ * moves only while the process waits, polls or computes); in a real process, CLOCK_MONOTONIC. */
+uint64_t rdmasim_time_ns(void);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,116 @@
+/* What the examples share: one device, a PD, a registered buffer, a CQ and RC QPs connected
+ * through rdmasim/oob.h (each side publishes its QP under a key and reads the peer's). Plain
+ * verbs: the same code runs in a study (virtual time), through the daemon, or on a real NIC. */
+#pragma once
+
+#include <infiniband/verbs.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdmasim/oob.h"
+
+struct ex_dev {
+  struct ibv_context *ctx;
+  struct ibv_pd *pd;
+  struct ibv_cq *cq;
+  struct ibv_mr *mr;
+  uint8_t *buf;
+  size_t len;
+  int ethernet;
+  uint16_t lid;
+  union ibv_gid gid;
+};
+
+struct ex_end { uint32_t qpn; uint16_t lid; uint8_t gid[16]; };
+
+static int ex_open(struct ex_dev *d, size_t len, int cqe) {
+  struct ibv_device **list = ibv_get_device_list(NULL);
+  if (!list || !list[0]) return 1;
+  d->ctx = ibv_open_device(list[0]);
+  ibv_free_device_list(list);
+  if (!d->ctx) return 2;
+  struct ibv_port_attr pa;
+  if (ibv_query_port(d->ctx, 1, &pa)) return 3;
+  d->ethernet = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+  d->lid = pa.lid;
+  if (ibv_query_gid(d->ctx, 1, 0, &d->gid)) return 4;
+  d->pd = ibv_alloc_pd(d->ctx);
+  d->cq = ibv_create_cq(d->ctx, cqe, NULL, NULL, 0);
+  d->len = len;
+  d->buf = calloc(1, len);
+  d->mr = d->pd && d->buf ? ibv_reg_mr(d->pd, d->buf, len, IBV_ACCESS_LOCAL_WRITE) : NULL;
+  return d->cq && d->mr ? 0 : 5;
+}
+
+static void ex_close(struct ex_dev *d) {
+  ibv_dereg_mr(d->mr);
+  ibv_destroy_cq(d->cq);
+  ibv_dealloc_pd(d->pd);
+  ibv_close_device(d->ctx);
+  free(d->buf);
+}
+
+static struct ibv_qp *ex_qp(struct ex_dev *d, int depth) {
+  struct ibv_qp_init_attr a = {.send_cq = d->cq, .recv_cq = d->cq, .qp_type = IBV_QPT_RC,
+                               .cap = {.max_send_wr = (uint32_t)depth, .max_recv_wr = (uint32_t)depth,
+                                       .max_send_sge = 1, .max_recv_sge = 1}};
+  return ibv_create_qp(d->pd, &a);
+}
+
+/* Publishes qp as `mine`, reads `theirs` (waiting for it) and takes qp to RTS towards it. */
+static int ex_connect(struct ex_dev *d, struct ibv_qp *qp, const char *mine, const char *theirs) {
+  struct ex_end me = {qp->qp_num, d->lid, {0}}, peer;
+  memcpy(me.gid, d->gid.raw, 16);
+  if (rdmasim_oob_put(mine, &me, sizeof me) || rdmasim_oob_get(theirs, &peer, sizeof peer)) return 1;
+  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1};
+  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+    return 2;
+  memset(&a, 0, sizeof a);
+  a.qp_state = IBV_QPS_RTR;
+  a.path_mtu = IBV_MTU_1024;
+  a.dest_qp_num = peer.qpn;
+  a.min_rnr_timer = 12;
+  a.ah_attr.dlid = peer.lid;
+  a.ah_attr.port_num = 1;
+  if (d->ethernet) {
+    a.ah_attr.is_global = 1;
+    memcpy(a.ah_attr.grh.dgid.raw, peer.gid, 16);
+    a.ah_attr.grh.hop_limit = 64;
+  }
+  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+    return 3;
+  memset(&a, 0, sizeof a);
+  a.qp_state = IBV_QPS_RTS;
+  a.timeout = 14;
+  a.retry_cnt = 7;
+  a.rnr_retry = 7;
+  return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                   IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) ? 4 : 0;
+}
+
+static int ex_post_recv(struct ex_dev *d, struct ibv_qp *qp, size_t off, uint32_t len, uint64_t id) {
+  struct ibv_sge s = {(uintptr_t)(d->buf + off), len, d->mr->lkey};
+  struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &s, .num_sge = 1}, *bad;
+  return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int ex_post_send(struct ex_dev *d, struct ibv_qp *qp, size_t off, uint32_t len, uint64_t id) {
+  struct ibv_sge s = {(uintptr_t)(d->buf + off), len, d->mr->lkey};
+  struct ibv_send_wr wr = {.wr_id = id, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+                           .send_flags = IBV_SEND_SIGNALED}, *bad;
+  return ibv_post_send(qp, &wr, &bad);
+}
+
+/* The next successful completion (busy polling); 0, or -1 on a completion error. */
+static int ex_wait(struct ex_dev *d, struct ibv_wc *wc) {
+  int n;
+  while ((n = ibv_poll_cq(d->cq, 1, wc)) == 0) {}
+  if (n < 0 || wc->status != IBV_WC_SUCCESS) {
+    fprintf(stderr, "completion error: %s\n", n < 0 ? "poll failed" : ibv_wc_status_str(wc->status));
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The 128-host permutation (permutation_k8.json: k=8 fat tree, 2,000,000 B of 65536 B WRITEs,
+# window 4) driven two ways, alternated, 5 runs each: the study runner's built-in flows, and
+# 128 verbs-program fibers (programs/perm_write.c) doing the same WRITEs between the same
+# pairs (read from the flows run's flows.json). Prints each run's wall time, peak RSS and
+# simulated end, and the medians.
+# usage: permutation_programs.sh RDMASIM PERM_WRITE_SO
+set -u
+exe=$1 so=$2
+here=$(dirname "$0")
+dir=$(mktemp -d /tmp/rdmasim-permprog.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+"$exe" study "$here/permutation_k8.json" --out "$dir/flows" >/dev/null || exit 1
+python3 - "$here/permutation_k8.json" "$dir/flows/flows.json" "$so" > "$dir/programs.json" <<'PY'
+import json, sys
+study = json.load(open(sys.argv[1]))
+flows = json.load(open(sys.argv[2]))
+hosts = sorted({f["src"] for f in flows}, key=lambda h: int(h[4:]))
+rank = {h: i for i, h in enumerate(hosts)}
+dst = {f["src"]: f["dst"] for f in flows}
+src = {f["dst"]: f["src"] for f in flows}
+g = study["generators"][0]
+study["name"] = "permutation_k8_programs"
+del study["generators"]
+study["programs"] = [{"path": sys.argv[3], "hosts": [h],
+                      "args": [str(rank[dst[h]]), str(rank[src[h]]), str(g["bytes"]),
+                               str(g["message_bytes"]), str(g["window"])]} for h in hosts]
+json.dump(study, sys.stdout, indent=1)
+PY
+for i in 1 2 3 4 5; do
+  for b in flows programs; do
+    s=$here/permutation_k8.json
+    [ $b = programs ] && s=$dir/programs.json
+    /usr/bin/time -o "$dir/time" -f "%e %M" "$exe" study "$s" --out "$dir/$b" > "$dir/$b.stdout" 2>&1 ||
+      { cat "$dir/$b.stdout"; exit 1; }
+    echo "$b $(cat "$dir/time") $(grep -o 'simulated [0-9.]* us' "$dir/$b.stdout")"
+  done
+done | tee "$dir/runs.txt"
+for b in flows programs; do
+  echo "$b median wall s: $(awk -v b=$b '$1==b{print $2}' "$dir/runs.txt" | sort -n | sed -n 3p), median RSS KB: $(awk -v b=$b '$1==b{print $3}' "$dir/runs.txt" | sort -n | sed -n 3p)"
+done
