@@ -45,8 +45,9 @@ struct PortInfo {
 class Waiter {
  public:
   virtual ~Waiter() = default;
-  // A poll of an empty CQ: charges the host's CPU for one poll and lets virtual time move.
-  virtual void empty_poll() = 0;
+  // A poll of CQ `cq` (a token: the front end's CQ) that found it empty: charges the host's
+  // CPU for one poll and lets virtual time move.
+  virtual void empty_poll(const void* cq) = 0;
   // Returns once `fd` (a channel or async eventfd of this process) is readable.
   virtual void wait_readable(int fd) = 0;
 };

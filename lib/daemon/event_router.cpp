@@ -55,6 +55,7 @@ void EventRouter::deliver(uint32_t client, uint32_t cq_handle, const nic::Comple
                                                   comp.status != nic::WcStatus::Success));
   if (fire && cq.ctl->armed.compare_exchange_strong(armed, 0, std::memory_order_acq_rel) && cq.channel)
     notify_channel(c, cq.channel, cq_handle);
+  if (on_signal_) on_signal_(c.id);
 }
 
 void EventRouter::notify_channel(Client& c, uint32_t channel, uint32_t cq_handle) {

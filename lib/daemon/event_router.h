@@ -47,8 +47,9 @@ class EventRouter {
 
   const RouterStats& stats() const { return stats_; }
 
-  // Called with the client's id after each write to one of its eventfds (a completion
-  // channel's or the async one): the in-process runtime wakes the fiber waiting on it.
+  // Called with the client's id after each CQE written for it and each write to one of its
+  // eventfds (a completion channel's or the async one): the in-process runtime wakes the
+  // fiber waiting for it.
   void set_signal_hook(std::function<void(uint32_t client)> hook) { on_signal_ = std::move(hook); }
 
  private:

@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <poll.h>
 
+#include <stdio_ext.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -79,8 +81,9 @@ void Process::enter() {
 }
 
 void Process::leave() {
-  if (out_->file) fflush(out_->file);
-  if (err_->file) fflush(err_->file);
+  // A partial line stays buffered until its newline (or the end): its time is the newline's.
+  if (out_->file && __fpending(out_->file)) fflush(out_->file);
+  if (err_->file && __fpending(err_->file)) fflush(err_->file);
   stdout = saved_out_;
   stderr = saved_err_;
   t_process = nullptr;
@@ -115,10 +118,10 @@ int Process::request(ipc::Op op, const void* req, size_t req_len, backend::Reply
   return rc;
 }
 
-void Process::empty_poll() {
-  delay_ = rt_.opts_.empty_poll_cost;
+void Process::empty_poll(const void* cq) {
+  poll_cq_ = cq;
   waiting_in_ = "a poll of an empty CQ";
-  suspend(Wait::Timer);
+  suspend(Wait::Poll);
 }
 
 void Process::wait_readable(int fd) {
@@ -129,7 +132,10 @@ void Process::wait_readable(int fd) {
   }
 }
 
-Time Process::now() const { return rt_.engine().now(); }
+Time Process::now() const {
+  const_cast<Process*>(this)->other_call_ = true;  // the program looked at the clock
+  return rt_.engine().now();
+}
 
 int Process::size() const { return static_cast<int>(rt_.size()); }
 

@@ -12,6 +12,7 @@
 #include "lib/backend/inproc_backend.h"
 #include "lib/inproc/fiber.h"
 #include "lib/inproc/loader.h"
+#include "sim/core/engine.h"
 #include "sim/core/time.h"
 
 namespace rdmasim::daemon {
@@ -23,7 +24,7 @@ namespace rdmasim::inproc {
 class Runtime;
 
 // What a suspended process waits for; the maestro reads it when the fiber suspends.
-enum class Wait { None, Simcall, Timer, Fd, Key, Barrier };
+enum class Wait { None, Simcall, Timer, Fd, Key, Barrier, Poll, Spin };
 
 class Process final : public backend::InprocHost {
  public:
@@ -39,7 +40,7 @@ class Process final : public backend::InprocHost {
   const char* host_name() const override { return host_.c_str(); }
   int request(ipc::Op op, const void* req, size_t req_len, backend::Reply* out) override;
   void*& verbs_slot() override { return verbs_slot_; }
-  void empty_poll() override;
+  void empty_poll(const void* cq) override;
   void wait_readable(int fd) override;
 
   // oob.h, on the fiber.
@@ -70,6 +71,15 @@ class Process final : public backend::InprocHost {
   Wait wait_ = Wait::None;
   std::function<void()> simcall_;   // Wait::Simcall: served on the maestro
   Time delay_ = 0;                  // Wait::Timer
+  // Wait::Poll: the CQ polled; whether anything else happened since the previous empty poll
+  // (another verb or oob call, a post seen by its doorbell). Wait::Spin: since when, and the
+  // timer that ends the coalesced wait at the cap.
+  const void* poll_cq_ = nullptr;
+  const void* last_poll_cq_ = nullptr;
+  bool other_call_ = true;
+  uint64_t poll_doorbell_ = 0;
+  Time spin_start_ = 0;
+  EventId spin_timer_{};
   int wait_fd_ = -1;                // Wait::Fd
   std::string wait_key_;            // Wait::Key: the key, where its value goes, the answer
   void* get_dst_ = nullptr;
@@ -80,6 +90,7 @@ class Process final : public backend::InprocHost {
 
  private:
   void suspend(Wait w) {
+    if (w != Wait::Poll) other_call_ = true;
     wait_ = w;
     fiber_->suspend();
   }

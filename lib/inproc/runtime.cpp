@@ -6,7 +6,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <stdio_ext.h>
 #include <cstring>
 #include <stdexcept>
 
@@ -123,6 +125,41 @@ void Runtime::on_signal(uint32_t client) {
   if (it == by_client_.end()) return;
   Process& p = *it->second;
   if (p.wait_ == Wait::Fd && readable(p.wait_fd_)) make_ready(p);
+  else if (p.wait_ == Wait::Spin) end_spin(p);
+}
+
+// An empty poll. A repeated one (same CQ, no other call, no post since) only waits: without
+// coalescing it would poll every `cost` until something arrives, seeing nothing new.
+void Runtime::poll_wait(Process& p) {
+  const uint64_t db = p.client_.page_ok() ? p.client_.page()->doorbell.load(std::memory_order_acquire) : 0;
+  const bool spinning = opts_.spin_cap > 0 && !p.other_call_ && p.poll_cq_ == p.last_poll_cq_ &&
+                        db == p.poll_doorbell_;
+  p.last_poll_cq_ = p.poll_cq_;
+  p.poll_doorbell_ = db;
+  p.other_call_ = false;
+  Process* q = &p;
+  if (!spinning) {
+    p.wait_ = Wait::Timer;
+    engine_.schedule_in(opts_.empty_poll_cost, [this, q] { make_ready(*q); });
+    return;
+  }
+  p.wait_ = Wait::Spin;
+  p.spin_start_ = engine_.now();
+  p.spin_timer_ = engine_.schedule_in(opts_.empty_poll_cost * opts_.spin_cap, [this, q] {
+    q->spin_timer_ = {};
+    make_ready(*q);
+  });
+}
+
+// Something arrived for a spinning process: it sees it at its next poll instant.
+void Runtime::end_spin(Process& p) {
+  if (p.spin_timer_) engine_.cancel(p.spin_timer_);
+  p.spin_timer_ = {};
+  const Time cost = opts_.empty_poll_cost;
+  const Time polls = std::max<Time>(1, (engine_.now() - p.spin_start_ + cost - 1) / cost);
+  p.wait_ = Wait::Timer;
+  Process* q = &p;
+  engine_.schedule_at(p.spin_start_ + polls * cost, [this, q] { make_ready(*q); });
 }
 
 void Runtime::oob_publish(const std::string& key) {
@@ -148,6 +185,11 @@ void Runtime::serve(Process& p) {
       engine_.schedule_in(p.delay_, [this, q] { make_ready(*q); });
       return;
     }
+    case Wait::Poll:
+      poll_wait(p);
+      return;
+    case Wait::Spin:
+      return;
     case Wait::Fd:
       if (readable(p.wait_fd_)) make_ready(p);
       return;  // else on_signal readies it

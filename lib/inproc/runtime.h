@@ -34,6 +34,11 @@ class Process;
 
 struct RuntimeOptions {
   Time empty_poll_cost = ns(50);      // CPU time of one poll of an empty CQ (> 0)
+  // Coalescing of spin loops (lib/inproc/README.md): a second empty poll of the same CQ with
+  // nothing in between waits, as one event, for the first poll instant at or after the
+  // process's next completion or event, at most `spin_cap` polls ahead. 0: every poll is
+  // an event.
+  uint32_t spin_cap = 1024;
   size_t stack_bytes = size_t{1} << 20;
   std::string verbs_library = default_verbs_library();
 };
@@ -98,6 +103,8 @@ class Runtime {
   void end_unfinished(bool time_left);
   void oob_publish(const std::string& key);   // wakes the waiters of a new key
   void on_signal(uint32_t client);
+  void poll_wait(Process& p);
+  void end_spin(Process& p);
 
   Engine& engine_;
   const topo::Fabric& fabric_;

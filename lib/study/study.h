@@ -50,6 +50,7 @@ struct StudySpec {
   std::vector<ProgramSpec> programs;
   Time empty_poll_cost = ns(50);   // "fibers": {"empty_poll_ns"}: CPU time of one empty poll
   uint32_t stack_kib = 1024;       // "fibers": {"stack_kib"}: each fiber's stack
+  uint32_t spin_cap = 1024;        // "fibers": {"spin_cap"}: coalesced polls at most (0: off)
   Time time_limit = ms(100);
   Time goodput_bin = us(1);
 };

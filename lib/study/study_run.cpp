@@ -423,6 +423,7 @@ class Runner {
     inproc::RuntimeOptions opts;
     opts.empty_poll_cost = spec_.empty_poll_cost;
     opts.stack_bytes = size_t{spec_.stack_kib} * 1024;
+    opts.spin_cap = spec_.spin_cap;
     inproc::Runtime rt(engine_, *fabric_, hcas_, opts);
     for (const ProgramSpec& prog : spec_.programs)
       for (const std::string& host : prog.hosts) {

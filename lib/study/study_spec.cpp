@@ -31,7 +31,9 @@ void read_programs(ConfigReader& r, const json& study, const std::string& root,
   if (study.contains("fibers")) {
     const json& f = study["fibers"];
     const std::string p = join(root, "fibers");
-    if (r.object(f, p, {"empty_poll_ns", "stack_kib"})) {
+    if (r.object(f, p, {"empty_poll_ns", "stack_kib", "spin_cap"})) {
+      spec.spin_cap = static_cast<uint32_t>(r.integer(f, "spin_cap", p, 1024, 0, 1 << 30,
+                                                      "polls one coalesced wait spans at most, 0 (off)..2^30"));
       spec.empty_poll_cost = ns(r.integer(f, "empty_poll_ns", p, 50, 1, 1'000'000'000,
                                           "CPU ns of one poll of an empty CQ, >= 1"));
       spec.stack_kib = static_cast<uint32_t>(r.integer(f, "stack_kib", p, 1024, 16, 1 << 20,

@@ -382,7 +382,7 @@ int cq_start_poll(ibv_cq_ex* cqx, ibv_poll_cq_attr*) {
   int rc = cq_next(cqx);
   if (rc) {
     c.poll_mu.unlock();  // on ENOENT the caller must not call end_poll
-    if (c.ctx->waiter) c.ctx->waiter->empty_poll();
+    if (c.ctx->waiter) c.ctx->waiter->empty_poll(&c);
   }
   return rc;
 }
@@ -481,7 +481,7 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   }
   // In a fiber, an empty poll costs CPU time and lets the engine run (the lock is released
   // first: the wait switches stacks).
-  if (n == 0 && num_entries > 0 && c.ctx->waiter) c.ctx->waiter->empty_poll();
+  if (n == 0 && num_entries > 0 && c.ctx->waiter) c.ctx->waiter->empty_poll(&c);
   return n;
 }
 
