@@ -114,7 +114,7 @@ class Runtime {
   daemon::SharedMap global_map_;
   int global_ro_fd_ = -1, wake_fd_ = -1;
   daemon::Clients clients_;
-  daemon::EventRouter router_{clients_};
+  daemon::EventRouter router_{clients_, engine_};
   daemon::DataPath data_path_{clients_, hcas_, router_};
   std::unique_ptr<daemon::Ops> ops_;
   std::vector<std::unique_ptr<Process>> procs_;
