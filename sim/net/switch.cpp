@@ -93,27 +93,39 @@ void Switch::receive(PacketPtr pkt, int port) {
   pkt->switch_ingress = port;
   pkt->ingress_class = cls;
   pkt->in_headroom = false;
-  if (lossless(cls)) {
-    Port& in = *ports_[port];
-    if (config_.pfc.headroom_limited && in.pfc->xoff_sent(cls)) {
-      // XOFF is in force: what still arrives goes into this port's headroom.
-      if (in.headroom_used[cls] + pkt->wire_bytes > in.headroom) {
-        ++c.headroom_drops;
-        c.headroom_drop_bytes += pkt->wire_bytes;
-        ++c.drops;
-        ++c.drops_per_class[cls];
-        c.drop_bytes += pkt->wire_bytes;
-        if (config_.ib_vl_buffer_bytes) ports_[port]->fc->freed(cls, pkt->wire_bytes);
-        return;
-      }
-      pkt->in_headroom = true;
-      in.headroom_used[cls] += pkt->wire_bytes;
-      c.headroom_max_bytes = std::max(c.headroom_max_bytes, in.headroom_used[cls]);
-    }
-    in.ingress_bytes[cls] += pkt->wire_bytes;
-    if (in.ingress_bytes[cls] > config_.pfc.xoff_bytes) in.pfc->xoff(cls);
-  }
+  if (lossless(cls) && !admit_lossless(*pkt, port, cls)) return;
   pipeline_.push(std::move(pkt));
+}
+
+bool Switch::admit_lossless(Packet& pkt, int port, uint8_t cls) {
+  Port& in = *ports_[port];
+  const uint32_t bytes = pkt.wire_bytes;
+  // Headroom takes what arrives while XOFF holds (with a limit) and whatever the shared
+  // pool cannot take (the pool is the one that must never overflow).
+  bool to_headroom = config_.pfc.headroom_limited && in.pfc->xoff_sent(cls);
+  if (!to_headroom && shared_buffer() && !pool_takes(port, cls, bytes)) to_headroom = true;
+  if (to_headroom) {
+    if (config_.pfc.headroom_limited && in.headroom_used[cls] + bytes > in.headroom) {
+      // Only a headroom smaller than the link's in-flight bytes gets here (sim/topo rejects
+      // such a config); counted on the ingress port.
+      PortCounters& c = in.egress->counters();
+      ++c.headroom_drops;
+      c.headroom_drop_bytes += bytes;
+      ++c.drops;
+      ++c.drops_per_class[cls];
+      c.drop_bytes += bytes;
+      return false;
+    }
+    pkt.in_headroom = true;
+    in.headroom_used[cls] += bytes;
+    PortCounters& c = in.egress->counters();
+    c.headroom_max_bytes = std::max(c.headroom_max_bytes, in.headroom_used[cls]);
+  } else if (shared_buffer()) {
+    ingress_add(port, cls, bytes);
+  }
+  in.ingress_bytes[cls] += bytes;
+  if (in.ingress_bytes[cls] > config_.pfc.xoff_bytes || pkt.in_headroom) in.pfc->xoff(cls);
+  return true;
 }
 
 void Switch::forward(PacketPtr pkt) {
@@ -128,13 +140,13 @@ void Switch::forward(PacketPtr pkt) {
   const uint8_t in_cls = pkt->ingress_class;
   const uint8_t cls = ports_[out]->egress->class_of(pkt->priority);  // egress queue (VL)
   const uint32_t bytes = pkt->wire_bytes;
-  // A dropped packet leaves the buffer at once. A packet in PFC headroom is held in the
-  // headroom reserve, not the shared pool.
-  // On InfiniBand the packet is still in its ingress (port, VL) buffer, which the upstream's
-  // credits already bound: an IB switch never drops for want of space, so neither the
-  // egress class limit nor a shared pool applies.
+  // A dropped packet leaves the buffer at once. A lossy class is admitted here, by its
+  // egress queue's class limit and (with a shared buffer) its dynamic threshold.
   const bool ib = config_.ib_vl_buffer_bytes != 0;
-  const bool shared = config_.buffer.total_bytes && !pkt->in_headroom && !ib;
+  // A lossless class was admitted at ingress (admit_lossless): no egress limit applies, as
+  // none applies on InfiniBand, where the upstream's credits bound the ingress buffer.
+  const bool egress_limited = !ib && !lossless(in_cls);
+  const bool shared = egress_limited && shared_buffer();
   const bool in_headroom = pkt->in_headroom;
   if (shared && !admit(out, cls, bytes)) {
     PortCounters& c = ports_[out]->egress->counters();
@@ -145,7 +157,7 @@ void Switch::forward(PacketPtr pkt) {
     return;
   }
   if (ib) ports_[out]->fc->queued();
-  if (!ports_[out]->egress->enqueue(std::move(pkt), /*ignore_limit=*/ib)) {
+  if (!ports_[out]->egress->enqueue(std::move(pkt), /*ignore_limit=*/!egress_limited)) {
     release(ingress, in_cls, bytes, in_headroom);
     return;
   }
@@ -177,17 +189,31 @@ bool Switch::admit(int out, uint8_t cls, uint32_t bytes) const {
 }
 
 void Switch::buffer_add(int out, uint8_t cls, int64_t bytes) {
+  account(ports_[out]->queue_bytes[cls], bytes);
+}
+
+void Switch::ingress_add(int in, uint8_t cls, int64_t bytes) {
+  account(ports_[in]->ingress_held[cls], bytes);
+}
+
+void Switch::account(uint64_t& q, int64_t bytes) {
   const uint64_t r = config_.buffer.reserved_bytes;
-  uint64_t& q = ports_[out]->queue_bytes[cls];
   const uint64_t before = q > r ? q - r : 0;
   q = static_cast<uint64_t>(static_cast<int64_t>(q) + bytes);
   const uint64_t after = q > r ? q - r : 0;
   shared_used_ = shared_used_ + after - before;
 }
 
+bool Switch::pool_takes(int in, uint8_t cls, uint32_t bytes) const {
+  const uint64_t q = ports_[in]->ingress_held[cls];
+  const uint64_t r = config_.buffer.reserved_bytes;
+  if (q + bytes <= r) return true;
+  return shared_used_ + (q + bytes - std::max(q, r)) <= shared_size();
+}
+
 void Switch::on_dequeue(int port, const Packet& pkt) {
   if (pkt.kind == PacketKind::PfcPause || pkt.kind == PacketKind::IbCredit) return;
-  if (config_.buffer.total_bytes && !pkt.in_headroom)
+  if (pkt.switch_ingress >= 0 && shared_buffer() && !lossless(pkt.ingress_class))
     buffer_add(port, pkt.vl & 7, -static_cast<int64_t>(pkt.wire_bytes));
   release(pkt.switch_ingress, pkt.ingress_class, pkt.wire_bytes, pkt.in_headroom);
 }
@@ -198,8 +224,11 @@ void Switch::release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom)
   if (!lossless(cls)) return;
   Port& in = *ports_[ingress];
   if (in_headroom) in.headroom_used[cls] -= bytes;
+  else if (shared_buffer()) ingress_add(ingress, cls, -static_cast<int64_t>(bytes));
   in.ingress_bytes[cls] -= bytes;
-  if (in.ingress_bytes[cls] <= config_.pfc.xon_bytes) in.pfc->xon(cls);
+  // Resume only with the headroom empty (as the HPCC simulator's SwitchMmu does): what sits
+  // in headroom when XON goes would shrink the headroom of the next pause.
+  if (in.ingress_bytes[cls] <= config_.pfc.xon_bytes && in.headroom_used[cls] == 0) in.pfc->xon(cls);
 }
 
 }  // namespace rdmasim::net

@@ -25,14 +25,23 @@ namespace rdmasim::net {
 // Lossless classes: those in `class_mask` (all 8 by default); the others are lossy (no
 // XOFF, dynamic threshold in a shared buffer).
 //
+// Lossless means lossless: a lossless class is admitted at its ingress (port, class), never
+// by an egress limit (the egress class limit and the dynamic threshold apply to lossy
+// classes only), as in a shared-buffer switch's MMU (the HPCC simulator's SwitchMmu:
+// ingress admission, egress admission always true for lossless traffic). A packet counts
+// against its (ingress port, class) from arrival until it leaves the egress queue.
+//
 // Headroom: what may still arrive on (ingress port, lossless class) after XOFF is decided.
-// When `headroom_limited`, a packet arriving while XOFF is in force is held in that port's
-// headroom (pfc_headroom_bytes or set_headroom per port); one that would take the headroom
-// beyond it is dropped and counted as `headroom_drops` (and in `drops`) on the ingress
-// port. Headroom is reserved out of a shared buffer: the pool shrinks by headroom x
-// lossless classes per port, and packets in headroom do not draw from the pool. When not
-// limited (the default), nothing is reserved and arrivals after XOFF are only bounded by
-// the egress queue (the behaviour before headroom was modelled).
+// A packet goes to headroom when XOFF is in force (with `headroom_limited`) or when the
+// shared pool cannot take it (with a shared buffer); a packet in headroom raises XOFF.
+// When `headroom_limited`, a packet that would take the headroom beyond its size
+// (pfc_headroom_bytes or set_headroom per port) is dropped and counted as `headroom_drops`
+// (and in `drops`) on the ingress port: sim/topo rejects a headroom below the link's
+// pfc_headroom_bytes, so this only happens to hand-built switches. Headroom is reserved
+// out of a shared buffer: the pool shrinks by headroom x lossless classes per port, and
+// packets in headroom do not draw from the pool. When not limited (the default), nothing
+// is reserved and the headroom has no bound. XON goes once the (port, class) is at or
+// below xon with its headroom empty.
 struct PfcConfig {
   bool enabled = false;
   uint64_t xoff_bytes = 0;
@@ -67,8 +76,8 @@ uint64_t pfc_response_bits(Rate rate);
 // draws from the shared pool, total - reserved * ports * 8, and a lossy queue may hold at
 // most alpha * (free shared bytes) there (dynamic threshold, Choudhury & Hahne 1998): a
 // packet is admitted while excess + size <= alpha * (shared - shared used). alpha 0 means
-// no dynamic limit (only the pool). With PFC enabled the switch's classes are lossless:
-// they are limited by the pool alone (PFC holds them well below it).
+// no dynamic limit (only the pool). A lossless class (PFC) is accounted per ingress (port,
+// class) instead: its reserve, then the pool; what the pool cannot take goes to headroom.
 struct BufferConfig {
   uint64_t total_bytes = 0;
   uint64_t reserved_bytes = 0;
@@ -155,9 +164,20 @@ class Switch : public Node {
     std::array<uint64_t, kNumClasses> queue_bytes{};    // shared buffer: egress queue bytes
     uint64_t headroom = 0;                               // per lossless class
     std::array<uint64_t, kNumClasses> headroom_used{};  // bytes held in headroom
+    // Shared buffer, lossless classes: bytes from here in reserve + shared pool (not headroom).
+    std::array<uint64_t, kNumClasses> ingress_held{};
   };
+  bool shared_buffer() const { return config_.buffer.total_bytes && !config_.ib_vl_buffer_bytes; }
+  // Lossy class: admission at the egress queue (reserve, then pool within the dynamic limit).
   bool admit(int out, uint8_t cls, uint32_t bytes) const;
+  // Lossless class: admission at ingress (reserve, pool, else headroom; XOFF); false = dropped
+  // for want of headroom.
+  bool admit_lossless(Packet& pkt, int port, uint8_t cls);
+  bool pool_takes(int in, uint8_t cls, uint32_t bytes) const;
   void buffer_add(int out, uint8_t cls, int64_t bytes);
+  void ingress_add(int in, uint8_t cls, int64_t bytes);
+  // Adds `bytes` to a queue's count `q`; the part beyond the reserve moves shared_used_.
+  void account(uint64_t& q, int64_t bytes);
   void forward(PacketPtr pkt);
   void on_dequeue(int port, const Packet& pkt);
   void release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom);

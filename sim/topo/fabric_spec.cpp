@@ -880,6 +880,30 @@ FabricSpec parse_fabric(const json& config_in) {
       r.error(hosts_path, "NIC " + spec.nics[i].nic.host + "/" + spec.nics[i].nic.device +
                               " has no link; expected each NIC in exactly one of fabric.links");
   }
+  // A lossless class must not lose what is in flight when XOFF is decided: a given headroom
+  // below a port's need (net::pfc_headroom_bytes: 2 x latency x rate + 2 max frames + the
+  // PFC frame + the peer's 802.1Qbb response) is an error naming the link. An error, not a
+  // warning: a run that drops a lossless class answers a different question than the one
+  // asked, and "auto" always fits.
+  for (size_t sw = 0; sw < spec.switches.size(); ++sw) {
+    const net::SwitchConfig& sc = spec.switches[sw];
+    if (!sc.pfc.enabled || !sc.pfc.headroom_limited || sc.pfc.headroom_auto) continue;
+    for (const LinkSpec& l : spec.links) {
+      if (!(l.a.is_switch && l.a.index == sw) && !(l.b.is_switch && l.b.index == sw)) continue;
+      const uint64_t need = auto_headroom_bytes(l, spec.link_layer, spec.mtu);
+      if (sc.pfc.headroom_bytes >= need) continue;
+      r.error("fabric.switches[" + std::to_string(sw) + "] (" + sc.name + ").pfc.headroom_kb",
+              json(static_cast<double>(sc.pfc.headroom_bytes) / 1024),
+              "cannot hold what is in flight on its port to link " + l.name + " (" +
+                  json(l.rate.as_gbps()).dump() +
+                  " Gb/s, " + std::to_string(l.latency / kNanosecond) + " ns): it needs " + std::to_string(need) +
+                  " B = 2 x latency x rate + 2 x " + std::to_string(max_frame_wire(spec.link_layer, spec.mtu)) +
+                  " B frames + " + std::to_string(net::kEthernetMinWire) + " B PFC frame + " + std::to_string(net::pfc_response_bits(l.rate) / 8) +
+                  " B peer response",
+              "\"auto\" or at least " + std::to_string((need + 1023) / 1024) + " KiB");
+      break;  // one error per switch: the first port short of headroom
+    }
+  }
   // A shared buffer must hold the per-queue reserves and the PFC headroom of every port.
   for (size_t sw = 0; sw < spec.switches.size(); ++sw) {
     const net::SwitchConfig& sc = spec.switches[sw];

@@ -241,3 +241,29 @@ TEST_CASE("switch: an egress class serves its ingress ports round robin, or in a
     CHECK(ids == (rr ? std::vector<uint64_t>{10, 20, 11, 21, 12, 22} : std::vector<uint64_t>{10, 11, 12, 20, 21, 22}));
   }
 }
+
+TEST_CASE("switch: a lossless (PFC) class is admitted at ingress and never dropped by the egress limit") {
+  // The same 6 packets for one egress as above, with class 0 lossless: the 10000 B egress
+  // limit binds lossy classes only, so all 6 are forwarded; class 1 stays lossy and drops 3.
+  Engine e;
+  SwitchConfig cfg{.name = "sw0", .forwarding_latency = 0};
+  cfg.egress.class_limit_bytes = 10'000;
+  cfg.pfc = PfcConfig{.enabled = true, .xoff_bytes = 1 << 20, .xon_bytes = 1 << 19, .class_mask = 0b01};
+  Switch sw(e, cfg);
+  test::Recorder out(e);
+  const int in1 = sw.add_port(Rate::gbps(100));
+  const int in2 = sw.add_port(Rate::gbps(100));
+  const int o = sw.add_port(Rate::gbps(100));
+  LinkDirection l(e, sw.port(o), out, 0, 0);
+  sw.set_route(9, {o});
+  for (uint8_t prio : {0, 1}) {
+    for (int i = 0; i < 3; ++i) {
+      sw.receive(test::roce_packet(4096, prio, 1, 9), in1);
+      sw.receive(test::roce_packet(4096, prio, 1, 9), in2);
+    }
+    e.run();
+  }
+  CHECK(out.arrivals.size() == 6 + 3);
+  CHECK(sw.counters(o).drops_per_class[0] == 0);
+  CHECK(sw.counters(o).drops_per_class[1] == 3);
+}

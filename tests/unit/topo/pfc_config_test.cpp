@@ -28,10 +28,11 @@ TEST_CASE("pfc config: headroom_kb and classes") {
   CHECK(a.switches[0].pfc.headroom_auto);
   CHECK(a.switches[0].pfc.class_mask == 0xff);  // every class lossless by default
   const topo::FabricSpec b = topo::parse_fabric(
-      star({{"pfc", {{"xoff_kb", 64}, {"headroom_kb", 40.5}, {"classes", {3, 0}}}}}));
+      star({{"pfc", {{"xoff_kb", 64}, {"headroom_kb", 300.5}, {"classes", {3, 0}}}}}));
   CHECK(b.switches[0].pfc.headroom_limited);
   CHECK_FALSE(b.switches[0].pfc.headroom_auto);
-  CHECK(b.switches[0].pfc.headroom_bytes == 41472);  // 40.5 x 1024
+  // 300.5 x 1024; above the 283696 B a 10 us, 100 Gb/s link needs (tests/unit/fabric/headroom_test.cpp)
+  CHECK(b.switches[0].pfc.headroom_bytes == 307712);
   CHECK(b.switches[0].pfc.class_mask == 0b1001);
   const topo::FabricSpec c = topo::parse_fabric(star({{"pfc", {{"xoff_kb", 64}}}}));
   CHECK_FALSE(c.switches[0].pfc.headroom_limited);  // absent: unbounded, nothing reserved
