@@ -12,6 +12,8 @@ const std::vector<Lesson>& lessons() {
   static const std::vector<Lesson> kLessons = {
       {"copies", "the same transfer by RDMA WRITE and through kernel TCP sockets: copies, system calls, CPU time",
        {"roce", "ib"}, 1 << 20, 1, 64 << 20, lesson_copies},
+      {"transports", "InfiniBand, RoCEv2 and iWARP side by side: headers, goodput vs size, latency, 1 % loss",
+       {"roce", "ib", "iwarp"}, 65536, 64, 16 << 20, lesson_transports},
       {"pfc", "an 8:1 incast three times: lossy, PFC (pauses, a victim flow's head-of-line blocking), PFC+ECN+DCQCN",
        {"roce"}, 1 << 20, 64 * 1024, 16 << 20, lesson_pfc},
   };

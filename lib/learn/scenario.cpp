@@ -111,6 +111,11 @@ class Runner {
         res_.flows[k].error = "did not finish by " + std::to_string(to_ns(spec_.time_limit) / 1000) + " us";
     res_.fabric_counters = fabric_->counters();
     for (const auto& h : hcas_) res_.hcas.push_back(h->counters());
+    for (const auto& h : hcas_)
+      for (const QpTcpReport& t : h->tcp_report()) {
+        res_.tcp_retransmits += t.counters.retransmits;
+        res_.tcp_timeouts += t.counters.timeouts;
+      }
     res_.dma_read_bytes = mem_.read_bytes;
     res_.dma_write_bytes = mem_.write_bytes;
     captures_.clear();   // closes the files before the fabric goes

@@ -70,6 +70,8 @@ struct ScenarioResult {
   // path; the runner has no call that would count one.
   uint64_t posts = 0, completions = 0;
   uint64_t dma_read_bytes = 0, dma_write_bytes = 0;
+  // iWARP: the NICs' TCP connections, summed (Hca::tcp_report).
+  uint64_t tcp_retransmits = 0, tcp_timeouts = 0;
 };
 
 // Runs to the last flow's completion or the time limit. Throws topo::ConfigError for a bad

@@ -152,7 +152,29 @@ def check_copies(s):
           f"RDMA 0/0/0")
 
 
-checks = {"pfc": check_pfc, "copies": check_copies}
+def check_transports(s):
+    S = s["size_bytes"]
+    # Header bytes per data packet (IBTA Vol 1 9.2-9.3, annex A17; RFC 5040/5041/5044), in
+    # wire bytes: IB LRH 8 + BTH 12 + ICRC 4 + VCRC 2; RoCEv2 Ethernet 14 + IPv4 20 + UDP 8 +
+    # BTH 12 + ICRC 4 + FCS 4 + preamble/gap 20; both + RETH 16 once per WRITE (its first
+    # packet). iWARP: Ethernet 14 + IPv4 20 + TCP 20 + timestamps 12 + MPA 2 + DDP tagged
+    # 14 (with RDMAP) + CRC32c 4 + FCS 4 + preamble/gap 20 on every FPDU.
+    want = {"ib": lambda n: 26 + 16 / n, "roce": lambda n: 82 + 16 / n, "iwarp": lambda n: 110}
+    for k, f in want.items():
+        t = s["transports"][k]
+        n = t["packets_for_size"]
+        if abs(t["header_bytes_per_packet"] - f(n)) > 1e-9:
+            bad(f"{k}: {t['header_bytes_per_packet']} header bytes per packet, the layout gives {f(n)}")
+        l = t["loss_1pct"]
+        if not (l["lost_packets"] > 0 and l["retransmitted"] > 0 and l["completion_us"] > l["completion_no_loss_us"]):
+            bad(f"{k}: 1 % loss run shows no loss/recovery: {l}")
+        g = [x["goodput_gbps"] for x in t["goodput"]]
+        if not g[-1] > g[0]:
+            bad(f"{k}: goodput does not grow with message size: {g}")
+    print("ok: transports figures: header bytes as the layouts give, losses recovered, goodput grows with size")
+
+
+checks = {"pfc": check_pfc, "copies": check_copies, "transports": check_transports}
 if lesson in checks:
     checks[lesson](summary)
 
