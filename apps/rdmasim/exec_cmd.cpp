@@ -18,7 +18,8 @@
 namespace rdmasim::cli {
 namespace {
 
-// $RDMASIM_LIBDIR, else <builddir>/lib/verbs beside <builddir>/apps/rdmasim/rdmasim.
+// $RDMASIM_LIBDIR (where libibverbs.so.1 and librdmacm.so.1 are installed together), else
+// <builddir>/lib/verbs and <builddir>/lib/rdmacm beside <builddir>/apps/rdmasim/rdmasim.
 std::string verbs_libdir() {
   if (const char* d = getenv("RDMASIM_LIBDIR"); d && *d) return d;
   char exe[PATH_MAX];
@@ -26,7 +27,7 @@ std::string verbs_libdir() {
   if (n <= 0) return {};
   std::string p(exe, static_cast<size_t>(n));
   for (int i = 0; i < 3; ++i) p = p.substr(0, p.rfind('/'));
-  return p + "/lib/verbs";
+  return p + "/lib/verbs:" + p + "/lib/rdmacm";
 }
 
 // The environment lib/verbs reads (lib/ipc/proto.h lists it): the library path first, the

@@ -67,9 +67,10 @@ Daemon::Daemon(const nlohmann::json& config, DaemonOptions options)
   server_.watch_counter(wake_fd_);
   server_.watch_counter(stop_fd_);
   server_.watch_counter(timer_fd_);
+  cm_ = std::make_unique<CmAgent>(clients_, *fabric_);
   ops_ = std::make_unique<Ops>(Ops::Services{*fabric_, hcas_, clients_, router_, global_ro_fd_, wake_fd_,
                                              [this] { return counters_json().dump(); },
-                                             [this] { stopping_ = true; }});
+                                             [this] { stopping_ = true; }, *cm_});
 }
 
 Daemon::~Daemon() {

@@ -90,6 +90,7 @@ class Daemon : private ServerEvents {
   DataPath data_path_{clients_, hcas_, router_};
   SocketServer server_;
   Pacer pacer_;
+  std::unique_ptr<CmAgent> cm_;  // rdma_cm: ids and channels of the clients
   std::unique_ptr<Ops> ops_;  // made last: its Services refer to the members above
   int64_t last_client_seen_ps_ = 0;
   uint64_t failed_requests_ = 0;  // requests answered with an errno by an operation

@@ -68,8 +68,8 @@ struct OpEntry {
   bool before_hello = false;  // served to a client that has not said Hello yet
 };
 
-// One slot per value of ipc::Op up to its last (DeallocMw); a new op moves this bound.
-constexpr size_t kOpSlots = static_cast<size_t>(ipc::Op::DeallocMw) + 1;
+// One slot per value of ipc::Op up to its last (CmGetEvent); a new op moves this bound.
+constexpr size_t kOpSlots = static_cast<size_t>(ipc::Op::CmGetEvent) + 1;
 
 constexpr std::array<OpEntry, kOpSlots> make_table() {
   using ipc::Op;
@@ -99,6 +99,20 @@ constexpr std::array<OpEntry, kOpSlots> make_table() {
   set(Op::ReregMr, {&invoke<&Ops::rereg_mr>});
   set(Op::AllocMw, {&invoke<&Ops::alloc_mw>});
   set(Op::DeallocMw, {&invoke<&Ops::dealloc_mw>});
+  set(Op::CmCreateChannel, {&invoke<&Ops::cm_create_channel>});
+  set(Op::CmDestroyChannel, {&invoke<&Ops::cm_destroy_channel>});
+  set(Op::CmCreateId, {&invoke<&Ops::cm_create_id>});
+  set(Op::CmDestroyId, {&invoke<&Ops::cm_destroy_id>});
+  set(Op::CmBind, {&invoke<&Ops::cm_bind>});
+  set(Op::CmListen, {&invoke<&Ops::cm_listen>});
+  set(Op::CmResolveAddr, {&invoke<&Ops::cm_resolve_addr>});
+  set(Op::CmResolveRoute, {&invoke<&Ops::cm_resolve_route>});
+  set(Op::CmConnect, {&invoke<&Ops::cm_connect>});
+  set(Op::CmAccept, {&invoke<&Ops::cm_accept>});
+  set(Op::CmReject, {&invoke<&Ops::cm_reject>});
+  set(Op::CmEstablish, {&invoke<&Ops::cm_establish>});
+  set(Op::CmDisconnect, {&invoke<&Ops::cm_disconnect>});
+  set(Op::CmGetEvent, {&invoke<&Ops::cm_get_event>});
   return t;
 }
 

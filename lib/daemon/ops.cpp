@@ -24,6 +24,13 @@ int Ops::hello(Client& c, const ipc::HelloReq& r, ipc::HelloResp* out, ReplyFds*
   const auto& nics = s_.fabric.nics();
   if (nics.empty()) return ENODEV;
   std::string want(r.host, strnlen(r.host, sizeof r.host));
+  if (want.empty()) {  // a process is one host: another connection of it (librdmacm's) says which
+    for (const auto& [id, other] : s_.clients)
+      if (other->hello && other->pid == c.pid && other.get() != &c) {
+        want = other->host;
+        break;
+      }
+  }
   if (want.empty()) {  // the first host no other client has
     std::set<std::string> busy;
     for (const auto& [id, other] : s_.clients)

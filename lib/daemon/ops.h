@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lib/daemon/client.h"
+#include "lib/daemon/cm_agent.h"
 #include "lib/daemon/event_router.h"
 #include "lib/ipc/proto.h"
 #include "sim/nic/hca.h"
@@ -60,6 +61,7 @@ class Ops {
     int wake_fd;
     std::function<std::string()> counters;  // the Counters JSON text
     std::function<void()> stop;             // Shutdown
+    CmAgent& cm;                            // rdma_cm
   };
   explicit Ops(Services s) : s_(std::move(s)) {}
 
@@ -97,6 +99,21 @@ class Ops {
   int destroy_qp(Client& c, const ipc::HandleReq& r, NoBody* out);
   int counters(Client& c, const NoBody& r, NoBody* out, ReplyFds* fds);
   int shutdown(Client& c, const NoBody& r, NoBody* out);
+  // rdma_cm (ops_cm.cpp): each forwards to the CmAgent.
+  int cm_create_channel(Client& c, const NoBody& r, ipc::CmChannelResp* out, ReplyFds* fds);
+  int cm_destroy_channel(Client& c, const ipc::HandleReq& r, NoBody* out);
+  int cm_create_id(Client& c, const ipc::CmCreateIdReq& r, ipc::HandleResp* out);
+  int cm_destroy_id(Client& c, const ipc::CmIdReq& r, NoBody* out);
+  int cm_bind(Client& c, const ipc::CmBindReq& r, ipc::CmAddrResp* out);
+  int cm_listen(Client& c, const ipc::CmListenReq& r, NoBody* out);
+  int cm_resolve_addr(Client& c, const ipc::CmResolveAddrReq& r, ipc::CmAddrResp* out);
+  int cm_resolve_route(Client& c, const ipc::CmIdReq& r, ipc::CmPath* out);
+  int cm_connect(Client& c, const ipc::CmConnectReq& r, NoBody* out);
+  int cm_accept(Client& c, const ipc::CmConnectReq& r, NoBody* out);
+  int cm_reject(Client& c, const ipc::CmConnectReq& r, NoBody* out);
+  int cm_establish(Client& c, const ipc::CmIdReq& r, NoBody* out);
+  int cm_disconnect(Client& c, const ipc::CmIdReq& r, NoBody* out);
+  int cm_get_event(Client& c, const ipc::HandleReq& r, ipc::CmEventResp* out);
 
  private:
   nic::Hca& hca(size_t dev) const { return *s_.hcas[dev]; }

@@ -223,6 +223,7 @@ int Ops::destroy_qp(Client& c, const ipc::HandleReq& r, NoBody*) {
 }
 
 void Ops::destroy_all(Client& c) {
+  s_.cm.drop_client(c);  // first: its connected peers get DISCONNECTED
   // Children before parents: QPs, MWs (they pin MRs), SRQs, CQs, MRs, PDs, channels. One
   // at a time, erased after: destroying may complete work into the CQs still listed.
   while (!c.qps.empty()) {

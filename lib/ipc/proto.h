@@ -70,6 +70,21 @@ enum class Op : uint32_t {
   ReregMr,       // ibv_rereg_mr; answered with RegMrResp (the keys stay the same)
   AllocMw,       // ibv_alloc_mw
   DeallocMw,     // ibv_dealloc_mw (HandleReq)
+  // rdma_cm (librdmacm.so.1): the daemon's connection manager; see "rdma_cm" below.
+  CmCreateChannel,  // -> CmChannelResp, fds [0] eventfd (EFD_SEMAPHORE): one count per event
+  CmDestroyChannel, // HandleReq (EBUSY while ids use it)
+  CmCreateId,       // CmCreateIdReq -> HandleResp
+  CmDestroyId,      // CmIdReq; a connected id disconnects its peer
+  CmBind,           // CmBindReq -> CmAddrResp
+  CmListen,         // CmListenReq
+  CmResolveAddr,    // CmResolveAddrReq -> CmAddrResp; event ADDR_RESOLVED / ADDR_ERROR
+  CmResolveRoute,   // CmIdReq -> CmPath; event ROUTE_RESOLVED
+  CmConnect,        // CmConnectReq; the peer's channel gets CONNECT_REQUEST, or this one REJECTED
+  CmAccept,         // CmConnectReq (the REP); UD: the peer gets ESTABLISHED with the QPN/QKey
+  CmReject,         // CmConnectReq (private data only); the peer gets REJECTED
+  CmEstablish,      // CmIdReq (the RTU, after the REP): the passive side gets ESTABLISHED
+  CmDisconnect,     // CmIdReq (the DREQ): DISCONNECTED on both sides
+  CmGetEvent,       // HandleReq (channel) -> CmEventResp; EAGAIN when none is queued
 };
 
 // ---- wire codes (each with rdma-core's value; the client static_asserts the match) ----
@@ -418,6 +433,62 @@ struct ModifyQpReq { uint32_t handle; uint32_t attr_mask; WireQpAttr attr; };
 struct QueryQpReq { uint32_t handle; uint32_t attr_mask; };
 struct QueryQpResp { WireQpAttr attr; WireQpInitAttr init; };
 
+// ---- rdma_cm ----
+// Addresses are the simulated hosts' IPv4 addresses (HostNic::ip, "127.0.1.1", or the
+// fabric address on Ethernet), ports the rdma_cm port space's; both in network order.
+// Event codes are enum rdma_cm_event_type's (the client static_asserts them); kCmEventRep
+// is the daemon's own: the active side's REP, which the client turns into ESTABLISHED
+// after moving its QP to RTS and answering CmEstablish.
+inline constexpr uint32_t kCmPrivateData = 256;
+inline constexpr uint32_t kCmAnyDevice = 0xffffffffu;
+inline constexpr uint32_t kCmEventRep = 0x10000;
+inline constexpr int32_t kCmRejInvalidServiceId = 8;  // IBTA 12.6.7.2 REJ reason: no listener
+inline constexpr int32_t kCmRejConsumer = 28;         // REJ reason: consumer defined
+
+struct CmEndpoint { uint32_t ip; uint16_t port; uint16_t pad; };
+struct CmConnParam {
+  uint32_t qpn;
+  uint32_t psn;
+  uint32_t qkey;
+  uint8_t responder_resources;
+  uint8_t initiator_depth;
+  uint8_t flow_control;
+  uint8_t retry_count;
+  uint8_t rnr_retry_count;
+  uint8_t srq;
+  uint8_t pad[2];
+  uint32_t private_data_len;  // <= kCmPrivateData
+  uint8_t private_data[kCmPrivateData];
+};
+// The route between an id's device port and its peer's: what the client puts in the QP's
+// address vector (RoCE/iWARP: dgid, global; IB: dlid).
+struct CmPath {
+  uint32_t dev_index;         // the id's device among the client's (Hello's order)
+  uint32_t link_layer;        // LinkLayer
+  uint32_t transport;         // Transport
+  uint32_t mtu;               // MTU code of the path
+  uint16_t slid, dlid;
+  uint8_t sgid[16], dgid[16];
+};
+struct CmChannelResp { uint32_t handle; };
+struct CmCreateIdReq { uint32_t channel; uint32_t ps; uint32_t qp_type; };
+struct CmIdReq { uint32_t id; uint32_t timeout_ms; };
+struct CmBindReq { uint32_t id; CmEndpoint addr; };
+struct CmAddrResp { CmEndpoint src; CmEndpoint dst; uint32_t dev_index; };
+struct CmListenReq { uint32_t id; uint32_t backlog; };
+struct CmResolveAddrReq { uint32_t id; uint32_t has_src; CmEndpoint src; CmEndpoint dst; uint32_t timeout_ms; };
+struct CmConnectReq { uint32_t id; CmConnParam param; };
+struct CmEventResp {
+  uint32_t event;             // enum rdma_cm_event_type, or kCmEventRep
+  int32_t status;             // 0, a negative errno, or the REJ reason
+  uint32_t id;                // the id (CONNECT_REQUEST: the new one, on the listener's channel)
+  uint32_t listen_id;         // CONNECT_REQUEST: the listener
+  uint32_t ps;
+  CmEndpoint src, dst;        // as the id sees them
+  CmPath path;
+  CmConnParam param;          // the peer's (REQ, REP, REJ private data; UD: qpn, qkey)
+};
+
 // The layouts both sides compile against; a change here is a protocol version bump.
 static_assert(sizeof(WireAv) == 32);
 static_assert(sizeof(WireDeviceAttr) == 176);
@@ -431,5 +502,8 @@ static_assert(sizeof(CreateQpReq) == 44);
 static_assert(sizeof(CreateQpResp) == 48);
 static_assert(sizeof(ModifyQpReq) == 144);
 static_assert(sizeof(QueryQpResp) == 164);
+static_assert(sizeof(CmConnParam) == 280);
+static_assert(sizeof(CmPath) == 52);
+static_assert(sizeof(CmEventResp) == 368);
 
 }  // namespace rdmasim::ipc

@@ -1,0 +1,84 @@
+// The drop-in librdmacm's own state: the daemon connection (a DaemonClient of its own, on
+// the same simulated host as the process's libibverbs one), the devices it opened through
+// the drop-in libibverbs, and the wrappers around rdma_event_channel and rdma_cm_id.
+#pragma once
+
+#include <rdma/rdma_cma.h>
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "lib/backend/daemon_client.h"
+#include "lib/ipc/proto.h"
+
+namespace rdmasim::rdmacm {
+
+struct Channel {
+  rdma_event_channel ch;  // first: the program's pointer is ours
+  uint32_t handle;
+};
+
+struct Id {
+  rdma_cm_id id;          // first: container_of by cast
+  uint32_t handle = 0;
+  bool sync = false;      // created with no channel: calls wait for their own events
+  ipc::CmPath path{};
+  ibv_sa_path_rec path_rec{};
+  ipc::CmConnParam peer{};      // the peer's REQ (passive side) or REP (active side)
+  uint32_t psn = 0;
+  uint8_t responder_resources = 0, initiator_depth = 0, retry = 7, rnr_retry = 7;
+  bool own_cqs = false;
+  bool has_qp_attr = false;     // rdma_create_ep on a listener: children get this QP
+  ibv_qp_init_attr qp_attr{};
+  ibv_pd* ep_pd = nullptr;
+};
+
+struct Event {
+  rdma_cm_event ev;       // first
+  uint8_t private_data[ipc::kCmPrivateData];
+};
+
+// The process-wide state; every call takes mu for the id table and devices, never across
+// a blocking wait for an event.
+class Cm {
+ public:
+  static Cm& get();
+  // 0, or the errno of reaching the daemon.
+  int init();
+  int call(ipc::Op op, const void* req, size_t len, void* resp = nullptr, size_t resp_len = 0,
+           int* fds = nullptr, int max_fds = 0, int* nfds = nullptr);
+  // The opened context and default PD of device `dev` (Hello's order), opened on first use.
+  ibv_context* context(uint32_t dev);
+  ibv_pd* pd(ibv_context* ctx);
+  ibv_context** contexts(int* n);
+  void add(Id* id);
+  void remove(Id* id);
+  Id* find(uint32_t handle);
+
+ private:
+  std::mutex mu_;
+  bool ready_ = false;
+  backend::DaemonClient* client_ = nullptr;
+  ibv_device** devs_ = nullptr;
+  int ndevs_ = 0;
+  std::vector<ibv_context*> ctxs_;
+  std::vector<ibv_pd*> pds_;
+  std::vector<Id*> ids_;
+};
+
+// Sets errno to err and returns -1 (rdma-core's ERR()).
+inline int fail(int err) {
+  errno = err;
+  return -1;
+}
+
+// QP transitions done by the CM (cm_qp.cpp): 0 or an errno.
+int qp_to_init(Id* id);
+int qp_to_rtr_rts(Id* id, uint32_t peer_qpn, uint32_t peer_psn);
+int qp_to_err(Id* id);
+void ah_from_path(const Id* id, ibv_ah_attr* ah);
+// Waits on a sync id's own channel for `want` (0 on it; else the errno its status means).
+int wait_sync(Id* id, rdma_cm_event_type want);
+
+}  // namespace rdmasim::rdmacm
