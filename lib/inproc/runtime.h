@@ -116,6 +116,7 @@ class Runtime {
   daemon::Clients clients_;
   daemon::EventRouter router_{clients_, engine_};
   daemon::DataPath data_path_{clients_, hcas_, router_};
+  std::unique_ptr<daemon::CmAgent> cm_;  // rdma_cm state the Ops refer to (before ops_)
   std::unique_ptr<daemon::Ops> ops_;
   std::vector<std::unique_ptr<Process>> procs_;
   std::map<uint32_t, Process*> by_client_;

@@ -61,14 +61,17 @@ TEST_CASE("daemon protocol: requests before Hello and unknown ops are refused") 
   CHECK(c.alloc_pd() != 0);
 }
 
-TEST_CASE("daemon protocol: Hello assigns free hosts in fabric order and passes 4 fds") {
+TEST_CASE("daemon protocol: Hello assigns the first free host, a process's second connection its host, and passes 4 fds") {
   TestDaemon d;
-  RawClient a(d.path()), b(d.path()), unknown(d.path());
+  RawClient a(d.path()), b(d.path()), c(d.path()), unknown(d.path());
   REQUIRE(a.hello() == 0);
   REQUIRE(b.hello() == 0);
-  // The default fabric lists "server" then "client".
+  REQUIRE(c.hello("client") == 0);
+  // The default fabric lists "server" then "client". b is another connection of this
+  // process (as librdmacm's beside libibverbs'): a process is one host, so it is a's.
   CHECK(std::string(a.hello_resp().host) == "server");
-  CHECK(std::string(b.hello_resp().host) == "client");
+  CHECK(std::string(b.hello_resp().host) == "server");
+  CHECK(std::string(c.hello_resp().host) == "client");
   CHECK(a.hello_resp().num_devices == 1);
   CHECK(unknown.hello("nosuchhost") == ENOENT);
 }
