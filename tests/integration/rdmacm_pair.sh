@@ -4,7 +4,8 @@
 # usage: rdmacm_pair.sh RDMASIM CONFIG|default -- SERVER_CMD... -- CLIENT_CMD...
 # The client gets no address appended (rdma_cm tools take it as an option). An rdma_cm
 # server listens on no TCP port, so the client is started until it is not refused with
-# "RDMA_CM_EVENT_REJECTED" (no listener yet: the CM's REJ), at most 50 times 0.1 s apart;
+# "RDMA_CM_EVENT_REJECTED" or, from a synchronous rdma_connect, "Connection refused" (no
+# listener yet: the CM's REJ), at most 50 times 0.1 s apart;
 # any other failure ends the test. Both must exit 0.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -27,7 +28,7 @@ for _ in $(seq 50); do
   timeout "$limit" "$rdmasim" exec --host client -- "${client[@]}" >"$dir/client.log" 2>&1
   crc=$?
   [ "$crc" = 0 ] && break
-  grep -q "REJECTED" "$dir/client.log" || break
+  grep -qE "REJECTED|Connection refused" "$dir/client.log" || break
   kill -0 "$spid" 2>/dev/null || break
   sleep 0.1
 done
