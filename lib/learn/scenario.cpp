@@ -10,6 +10,7 @@
 #include "sim/core/engine.h"
 #include "sim/nic/connect.h"
 #include "sim/nic/memory.h"
+#include "sim/nic/rdma_packet.h"
 #include "sim/topo/fabric.h"
 #include "sim/topo/fabric_spec.h"
 #include "sim/trace/capture.h"
@@ -124,7 +125,9 @@ class Runner {
 
   void on_rx(size_t nic, const net::Packet& p) {
     if (p.kind != net::PacketKind::Transport || p.payload_len == 0) return;
-    auto it = rx_flow_.find(uint64_t{nic} << 32 | (p.bth.dest_qp & 0xffffff));
+    // A transport packet on the fabric was built by an HCA (sim/nic/rdma_packet.h).
+    const uint32_t dest_qp = nic::rdma_view(p).bth.dest_qp;
+    auto it = rx_flow_.find(uint64_t{nic} << 32 | (dest_qp & 0xffffff));
     if (it == rx_flow_.end()) return;
     FlowOutcome& r = res_.flows[it->second];
     if (r.first_byte < 0) r.first_byte = engine_.now();

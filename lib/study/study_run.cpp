@@ -13,6 +13,7 @@
 #include "sim/nic/connect.h"
 #include "sim/nic/hca.h"
 #include "sim/nic/memory.h"
+#include "sim/nic/rdma_packet.h"
 #include "sim/topo/fabric.h"
 #include "sim/topo/fabric_spec.h"
 #include "sim/topo/routing.h"
@@ -184,7 +185,9 @@ class Runner {
 
   void on_rx(size_t nic, const net::Packet& p) {
     if (p.kind != net::PacketKind::Transport || p.payload_len == 0) return;
-    auto it = rx_flow_.find(uint64_t{nic} << 32 | (p.bth.dest_qp & 0xffffff));
+    // A transport packet on the fabric was built by an HCA (sim/nic/rdma_packet.h).
+    const uint32_t dest_qp = nic::rdma_view(p).bth.dest_qp;
+    auto it = rx_flow_.find(uint64_t{nic} << 32 | (dest_qp & 0xffffff));
     if (it == rx_flow_.end()) return;
     FlowRun& fr = runs_[it->second];
     FlowResult& r = *fr.res;

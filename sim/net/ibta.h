@@ -7,7 +7,23 @@
 #include <cstdint>
 #include <string_view>
 
-#include "sim/net/packet.h"
+namespace rdmasim::net {
+
+// Which optional headers a transport packet carries.
+enum HeaderBits : uint16_t {
+  kHasReth = 1 << 0,
+  kHasAeth = 1 << 1,
+  kHasAtomicEth = 1 << 2,
+  kHasAtomicAckEth = 1 << 3,
+  kHasImm = 1 << 4,
+  kHasDeth = 1 << 5,
+  kHasGrh = 1 << 6,
+  kHasIeth = 1 << 7,
+  kHasRdeth = 1 << 8,  // reliable datagram (table 38's RD rows; the model sends none)
+};
+
+
+}  // namespace rdmasim::net
 
 namespace rdmasim::net::ibta {
 

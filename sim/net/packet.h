@@ -1,8 +1,9 @@
-// A packet on the simulated wire: addressing, link-layer facts, and RDMA transport headers.
+// A packet on the simulated wire: addressing, link-layer facts, control-frame fields, payload.
 //
-// The fabric (sim/net) looks only at the network part (addresses, priority, size, ECN,
-// flow hash, kind). The HCA model (sim/nic) fills and reads the transport part. Payload
-// bytes travel by reference to a shared buffer so a packet copy is cheap.
+// The fabric (sim/net) looks only at this part (addresses, priority, size, ECN, flow hash,
+// kind). The RDMA transport headers belong to the HCA model: nic::RdmaPacket derives from
+// Packet and adds them (sim/nic/rdma_packet.h). Payload bytes travel by reference to a
+// shared buffer so a packet copy is cheap.
 #pragma once
 
 #include <array>
@@ -29,93 +30,7 @@ enum class PacketKind : uint8_t {
   Cnp,         // RoCEv2 congestion notification packet (BTH opcode 0x81)
 };
 
-// Wire overheads used to size packets; see sim/net/headers.h for the per-link-layer sums.
-// Ethernet: 14 B MAC + 4 B FCS + 8 B preamble/SFD + 12 B inter-frame gap.
-// RoCEv2: + 20 B IPv4 + 8 B UDP + 12 B BTH + 4 B ICRC.
-// InfiniBand: 8 B LRH + 12 B BTH + 4 B ICRC + 2 B VCRC (+ 40 B GRH when global).
-
-// IBTA base transport header, in host representation.
-struct Bth {
-  uint8_t opcode = 0;        // IBTA opcode: transport | operation (sim/net/ibta.h)
-  bool solicited = false;
-  bool ack_req = false;
-  uint8_t pad = 0;
-  uint16_t pkey = 0xffff;
-  uint32_t dest_qp = 0;      // 24 bits
-  uint32_t psn = 0;          // 24 bits
-};
-
-struct Reth {                // RDMA extended transport header
-  uint64_t va = 0;
-  uint32_t rkey = 0;
-  uint32_t dma_len = 0;
-};
-
-struct Aeth {                // ACK extended transport header
-  uint8_t syndrome = 0;      // bits 7..5: 000 ACK, 001 RNR NAK, 011 NAK; bits 4..0: credit/timer/code
-  uint32_t msn = 0;          // 24 bits
-};
-
-struct AtomicEth {           // atomic extended transport header
-  uint64_t va = 0;
-  uint32_t rkey = 0;
-  uint64_t swap_add = 0;
-  uint64_t compare = 0;
-};
-
-struct Deth {                // datagram extended transport header
-  uint32_t qkey = 0;
-  uint32_t src_qp = 0;       // 24 bits
-};
-
-// iWARP: the TCP header of a segment (what a capture shows; see sim/nic/iwarp.h).
-struct TcpHeader {
-  uint16_t src_port = 0;
-  uint16_t dst_port = 0;
-  uint32_t seq = 0;
-  uint32_t ack = 0;
-  uint8_t flags = 0;         // FIN 0x01, SYN 0x02, RST 0x04, PSH 0x08, ACK 0x10, ECE 0x40, CWR 0x80
-  uint16_t window = 0;       // as on the wire: the window >> wscale
-  uint8_t wscale = 0;        // the window scale negotiated (not on the wire per segment)
-  uint32_t ts_val = 0;       // timestamps option (10 bytes + 2 NOPs): always present
-  uint32_t ts_ecr = 0;
-  uint32_t len = 0;          // TCP payload bytes: the FPDU, 0 for a pure ACK
-};
-
-// iWARP: the FPDU a segment carries (MPA, RFC 5044; DDP, RFC 5041; RDMAP, RFC 5040).
-struct IwarpFpdu {
-  uint8_t rdmap_opcode = 0;  // 0 Write, 1 Read Request, 2 Read Response, 3 Send, 4 Send with
-                             // Invalidate, 5 Send with SE, 6 Send with SE and Invalidate, 7 Terminate
-  bool tagged = false;       // DDP T bit: tagged buffer (Write, Read Response)
-  bool last = false;         // DDP L bit: last segment of the message
-  uint32_t stag = 0;         // tagged: the sink STag
-  uint64_t to = 0;           // tagged: the tagged offset of the first payload byte
-  uint32_t qn = 0;           // untagged: queue 0 Send, 1 Read Request, 2 Terminate
-  uint32_t msn = 0;          // untagged: message sequence number (per queue, from 1)
-  uint32_t mo = 0;           // untagged: message offset of the first payload byte
-  uint32_t inv_stag = 0;     // Send with Invalidate
-  uint32_t sink_stag = 0;    // Read Request: where the response lands (source STag/TO/size in reth)
-  uint64_t sink_to = 0;
-  uint8_t term_layer_etype = 0;  // Terminate: layer (4 bits) | error type (4 bits)
-  uint8_t term_code = 0;
-  uint16_t ulpdu_len = 0;    // MPA length field: DDP/RDMAP headers + payload
-  uint8_t mpa_pad = 0;       // 0..3 pad bytes before the CRC
-  bool mpa_request = false;  // an MPA start frame (request/reply) instead of an FPDU
-  bool mpa_reply = false;
-};
-
-// Which optional headers a transport packet carries.
-enum HeaderBits : uint16_t {
-  kHasReth = 1 << 0,
-  kHasAeth = 1 << 1,
-  kHasAtomicEth = 1 << 2,
-  kHasAtomicAckEth = 1 << 3,
-  kHasImm = 1 << 4,
-  kHasDeth = 1 << 5,
-  kHasGrh = 1 << 6,
-  kHasIeth = 1 << 7,
-  kHasRdeth = 1 << 8,  // reliable datagram (table 38's RD rows; the model sends none)
-};
+// Wire overheads used to size packets: sim/net/headers.h has the per-link-layer sums.
 
 // Value-initialization skipped: a message buffer is filled by DMA right after it is sized,
 // so zeroing it first (a memset of every message) would be wasted work.
@@ -136,7 +51,17 @@ using Bytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
 // An immutable byte buffer shared by the packets that carry slices of it.
 using Payload = std::shared_ptr<const Bytes>;
 
+// The fabric's view of a packet. Transport packets (kind Transport or Cnp) are made by the
+// HCA model as nic::RdmaPacket (sim/nic/rdma_packet.h), which adds the transport headers;
+// nothing in sim/net reads them. Copy a packet with clone(), which keeps its dynamic type.
 struct Packet {
+  Packet() = default;
+  Packet(const Packet&) = default;
+  Packet& operator=(const Packet&) = default;
+  virtual ~Packet() = default;
+  // A copy of the same dynamic type (a PacketPtr to a Packet or to a derived packet).
+  virtual std::unique_ptr<Packet> clone() const { return std::make_unique<Packet>(*this); }
+
   uint64_t id = 0;                 // unique per engine; for traces
   PacketKind kind = PacketKind::Transport;
   LinkLayer link_layer = LinkLayer::RoCEv2;
@@ -167,21 +92,6 @@ struct Packet {
   uint32_t fctbs = 0;                      // IbCredit: the sender's total bytes sent on `vl`
   bool fc_waiting = false;                 // IbCredit, simulator-only: the sender has packets
                                            // on `vl` waiting for credit (ib_flow_control.h)
-
-  // --- transport part (the HCA's) ---
-  uint16_t headers = 0;            // HeaderBits
-  Bth bth;
-  Reth reth;
-  Aeth aeth;
-  AtomicEth atomic;
-  uint64_t atomic_ack_orig = 0;    // AtomicAckETH: original remote value
-  uint32_t imm = 0;                // ImmDt: network byte order, as the verbs user gave it
-  uint32_t ieth_rkey = 0;          // IETH: the rkey to invalidate, host order
-  Deth deth;
-  std::array<uint8_t, 16> sgid{};  // GRH source GID (RoCEv2: IPv4-mapped), when kHasGrh
-  std::array<uint8_t, 16> dgid{};
-  TcpHeader tcp;                   // iWARP segments
-  IwarpFpdu fpdu;                  // iWARP segments with tcp.len > 0
 
   // Payload: bytes [payload_offset, payload_offset + payload_len) of *payload.
   Payload payload;

@@ -34,14 +34,14 @@ bool Hca::Impl::pace_hold(Qp& qp) {
   return true;
 }
 
-void Hca::Impl::paced_sent(Qp& qp, const net::Packet& p) {
+void Hca::Impl::paced_sent(Qp& qp, const RdmaPacket& p) {
   if (config.cc.algorithm == CcAlgorithm::None) return;
   CongestionControl& cc = cc_of(qp);
   qp.next_tx = std::max(engine.now(), qp.next_tx) + tx_time(cc.current_rate(), p.wire_bytes);
   cc.on_packet_sent(p.wire_bytes);
 }
 
-void Hca::Impl::notify_congestion(Qp& qp, const net::Packet& p) {
+void Hca::Impl::notify_congestion(Qp& qp, const RdmaPacket& p) {
   if (config.cc.algorithm != CcAlgorithm::Dcqcn || config.link_layer != net::LinkLayer::RoCEv2)
     return;
   const DcqcnParams& d = config.cc.dcqcn;
@@ -52,7 +52,7 @@ void Hca::Impl::notify_congestion(Qp& qp, const net::Packet& p) {
   av.is_global = true;
   av.dgid = p.sgid;
   av.traffic_class = static_cast<uint8_t>(d.cnp_dscp << 2);
-  net::PacketPtr cnp = new_packet(qp, av, dest, ibta::kRoceCnp, 0);
+  RdmaPacketPtr cnp = new_packet(qp, av, dest, ibta::kRoceCnp, 0);
   cnp->kind = net::PacketKind::Cnp;
   cnp->dst = p.src;
   cnp->priority = d.cnp_priority & 7;
@@ -69,7 +69,7 @@ void Hca::Impl::notify_congestion(Qp& qp, const net::Packet& p) {
   port.send(std::move(cnp));
 }
 
-void Hca::Impl::receive_cnp(const net::Packet& p) {
+void Hca::Impl::receive_cnp(const RdmaPacket& p) {
   counters.cnps_received++;
   auto it = qps.find(p.bth.dest_qp);
   if (it == qps.end()) return;

@@ -382,18 +382,19 @@ int Hca::post_recv(uint32_t qpn, const RecvWr& wr) {
   return 0;
 }
 
-void Hca::receive(net::PacketPtr pkt, int /*port*/) {
+void Hca::receive(net::PacketPtr frame, int /*port*/) {
   auto& im = *impl_;
-  if (pkt->kind != net::PacketKind::Transport) {
-    if (pkt->kind == net::PacketKind::Cnp && im.port_active) im.receive_cnp(*pkt);
+  if (frame->kind != net::PacketKind::Transport) {
+    if (frame->kind == net::PacketKind::Cnp && im.port_active) im.receive_cnp(*rdma_cast(std::move(frame)));
     return;
   }
+  RdmaPacketPtr pkt = rdma_cast(std::move(frame));
   im.counters.rx_packets++;
   im.counters.rx_bytes += pkt->wire_bytes;
   if (pkt->ce) im.counters.ecn_marked_received++;
   // The receive pipeline takes rx_latency; then the transport sees the packet.
   if (!im.port_active) return;  // a down port receives nothing
-  auto shared = std::shared_ptr<net::Packet>(pkt.release());
+  auto shared = std::shared_ptr<RdmaPacket>(pkt.release());
   im.later(im.config.rx_latency, [this, shared] {
     auto& m = *impl_;
     auto it = m.qps.find(shared->bth.dest_qp);

@@ -182,7 +182,7 @@ struct Qp {
   // Results of executed atomics by PSN, so a duplicate is answered without re-executing.
   std::map<uint32_t, uint64_t> atomic_results;
   // Read responses and atomic ACKs waiting for the port, in order.
-  std::deque<net::PacketPtr> resp_queue;
+  std::deque<RdmaPacketPtr> resp_queue;
   // Responder resources (max_dest_rd_atomic): the PSN of the last response packet of each
   // new READ/atomic accepted and not yet fully transmitted, in order. A new READ/atomic
   // that finds max_dest_rd_atomic of them held is an Invalid Request (class C).
@@ -225,7 +225,7 @@ struct Hca::Impl {
   bool pump_again = false;
   // The packet the transport is handling now (null outside receive): receive completions
   // take slid and sl from it on InfiniBand.
-  const net::Packet* rx_pkt = nullptr;
+  const RdmaPacket* rx_pkt = nullptr;
   // Events the HCA schedules hold a weak reference to this token and do nothing once the
   // Hca is gone, so an Hca may be destroyed while the engine still has its events.
   std::shared_ptr<int> alive = std::make_shared<int>(0);
@@ -279,25 +279,25 @@ struct Hca::Impl {
   void complete_send(Qp& qp, const SendWqe& w, WcStatus status);
 
   // --- packet.cpp: building packets ---
-  net::PacketPtr new_packet(const Qp& qp, const AddressVector& av, uint32_t dest_qp,
+  RdmaPacketPtr new_packet(const Qp& qp, const AddressVector& av, uint32_t dest_qp,
                             uint8_t opcode, uint32_t psn);
-  void finish_packet(net::Packet& p) const;  // sizes: wire_bytes, frame_bytes, pad
+  void finish_packet(RdmaPacket& p) const;  // sizes: wire_bytes, frame_bytes, pad
   uint8_t priority_of(const AddressVector& av) const;
 
   // --- requester.cpp ---
   void kick(Qp& qp);         // the QP has work: join the round robin
   void pump();               // transmit while the port is ready
-  net::PacketPtr next_request(Qp& qp);   // the next packet of the QP, or null
+  RdmaPacketPtr next_request(Qp& qp);   // the next packet of the QP, or null
   bool has_tx_work(const Qp& qp) const;
   void arm_ack_timer(Qp& qp);
   // Queues `len` bytes of `p`'s payload for `addr` in `mem`, coalescing with the pending run.
-  bool stage_write(Qp& qp, MemorySpace* mem, uint64_t addr, const net::Packet& p, uint32_t len);
+  bool stage_write(Qp& qp, MemorySpace* mem, uint64_t addr, const RdmaPacket& p, uint32_t len);
   // Copies the pending run into memory; false when the DMA failed.
   bool flush_write(Qp& qp);
   void flush_all_writes();
   void on_ack_timeout(uint32_t qpn);
   void go_back(Qp& qp, uint32_t psn);    // retransmit from psn
-  void handle_response(Qp& qp, net::Packet& p);
+  void handle_response(Qp& qp, RdmaPacket& p);
   void complete_acked(Qp& qp);           // completes the done WQEs at the head of the SQ
   // In SQD: once nothing is outstanding, clears sq_draining and raises SQ_DRAINED.
   void check_drained(Qp& qp);
@@ -313,20 +313,20 @@ struct Hca::Impl {
   // True when the pacer holds the QP's next request (it then leaves the round robin and
   // rejoins at its send time).
   bool pace_hold(Qp& qp);
-  void paced_sent(Qp& qp, const net::Packet& p);   // a request left: advance the pacer
-  void notify_congestion(Qp& qp, const net::Packet& p);  // NP: a CE-marked packet arrived
-  void receive_cnp(const net::Packet& p);          // RP: a CNP arrived
+  void paced_sent(Qp& qp, const RdmaPacket& p);   // a request left: advance the pacer
+  void notify_congestion(Qp& qp, const RdmaPacket& p);  // NP: a CE-marked packet arrived
+  void receive_cnp(const RdmaPacket& p);          // RP: a CNP arrived
 
   // --- responder.cpp ---
-  void handle_request(Qp& qp, net::Packet& p);
-  void handle_ud(Qp& qp, net::Packet& p);
+  void handle_request(Qp& qp, RdmaPacket& p);
+  void handle_ud(Qp& qp, RdmaPacket& p);
   void send_ack(Qp& qp, uint8_t syndrome, uint32_t psn);
   bool take_recv(Qp& qp, RecvWr* wr, uint32_t* srqn);
   void recv_complete(Qp& qp, const RecvWr& wr, uint32_t srqn, WcStatus st, WcOpcode op,
                      uint32_t byte_len, uint32_t imm, uint32_t flags, uint32_t src_qp);
-  void respond_read(Qp& qp, const net::Packet& req, uint32_t psn);
+  void respond_read(Qp& qp, const RdmaPacket& req, uint32_t psn);
   // Takes the next queued response for the port and frees the responder resource it ends.
-  net::PacketPtr pop_response(Qp& qp);
+  RdmaPacketPtr pop_response(Qp& qp);
 
   // --- iwarp.cpp: QPs of an iWARP NIC carry their packets as FPDUs over TCP ---
   bool is_iwarp() const { return config.link_layer == net::LinkLayer::IWarp; }
@@ -338,18 +338,18 @@ struct Hca::Impl {
   net::Address iwarp_resolve_peer(const AddressVector& av, uint32_t dest_qpn) const;
   bool wants_tx(const Qp& qp) const { return qp.tcp ? iwarp_has_tx_work(qp) : has_tx_work(qp); }
   bool iwarp_has_tx_work(const Qp& qp) const;
-  net::PacketPtr iwarp_next(Qp& qp);   // the next TCP segment of the QP, or null
-  void iwarp_receive(Qp& qp, const std::shared_ptr<net::Packet>& seg);
+  RdmaPacketPtr iwarp_next(Qp& qp);   // the next TCP segment of the QP, or null
+  void iwarp_receive(Qp& qp, const std::shared_ptr<RdmaPacket>& seg);
   // send_ack on an iWARP QP: ACKs are TCP's; a NAK becomes an RDMAP Terminate.
   void iwarp_control(Qp& qp, uint8_t syndrome, uint32_t psn);
-  void iwarp_frame(Qp& qp, net::Packet& f);   // DDP/RDMAP fields of a packet the RC model built
-  void iwarp_deliver(Qp& qp, const net::Packet& f);
+  void iwarp_frame(Qp& qp, RdmaPacket& f);   // DDP/RDMAP fields of a packet the RC model built
+  void iwarp_deliver(Qp& qp, const RdmaPacket& f);
   // A READ response FPDU whose sink STag lacks remote write: fails the READ (true).
-  bool iwarp_sink_refused(Qp& qp, const net::Packet& f);
+  bool iwarp_sink_refused(Qp& qp, const RdmaPacket& f);
   void iwarp_sync_timer(Qp& qp);
   void iwarp_on_rto(uint32_t qpn);
   void iwarp_send_ack(Qp& qp, bool ece);
-  net::PacketPtr iwarp_segment(Qp& qp, const net::Packet* fpdu, uint32_t seq, uint32_t len);
+  RdmaPacketPtr iwarp_segment(Qp& qp, const RdmaPacket* fpdu, uint32_t seq, uint32_t len);
 };
 
 }  // namespace rdmasim::nic

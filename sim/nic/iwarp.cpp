@@ -28,7 +28,7 @@ net::Address peer_address(const Qp& qp) { return iwarp::address_of_gid(qp.attr.a
 
 namespace iwarp {
 
-uint32_t size_fpdu(net::IwarpFpdu& f, uint32_t payload_len) {
+uint32_t size_fpdu(IwarpFpdu& f, uint32_t payload_len) {
   uint32_t hdr = f.tagged ? kTaggedHeader : kUntaggedHeader;
   if (f.rdmap_opcode == kRdmapReadRequest) hdr += kReadRequestHeader;
   if (f.rdmap_opcode == kRdmapTerminate) hdr += kTerminateHeader;
@@ -37,7 +37,7 @@ uint32_t size_fpdu(net::IwarpFpdu& f, uint32_t payload_len) {
   return 2 + f.ulpdu_len + f.mpa_pad + 4;
 }
 
-void size_segment(net::Packet& seg) {
+void size_segment(RdmaPacket& seg) {
   // Ethernet 14 + IPv4 20 + TCP (with options) + payload + FCS 4, padded to 64 bytes.
   seg.frame_bytes = std::max<uint32_t>(14 + 20 + kTcpHeader + seg.tcp.len + 4, 64);
   seg.wire_bytes = seg.frame_bytes + 8 + 12;  // preamble/SFD and inter-frame gap
@@ -124,10 +124,10 @@ void Hca::Impl::iwarp_send_start(Qp& qp) {
   iwarp::Conn& c = *qp.tcp;
   c.reply_pending = false;
   c.start_sent = true;
-  auto start = std::make_shared<net::Packet>();
+  auto start = std::make_shared<RdmaPacket>();
   start->fpdu.mpa_request = c.initiator;
   start->fpdu.mpa_reply = !c.initiator;
-  net::PacketPtr s = iwarp_segment(qp, start.get(), c.isn, kMpaStartFrame);
+  RdmaPacketPtr s = iwarp_segment(qp, start.get(), c.isn, kMpaStartFrame);
   // The Request goes before the Reply is received: it acknowledges only the peer's ISN (the
   // handshake); the Reply answers a received Request, so it acknowledges its 20 bytes.
   if (c.initiator) s->tcp.ack = c.peer_isn;
@@ -144,9 +144,9 @@ bool Hca::Impl::iwarp_has_tx_work(const Qp& qp) const {
   return has_tx_work(qp) && c.tcp.window_allows(config.tcp.mss);
 }
 
-void Hca::Impl::iwarp_frame(Qp& qp, net::Packet& p) {
+void Hca::Impl::iwarp_frame(Qp& qp, RdmaPacket& p) {
   iwarp::Conn& c = *qp.tcp;
-  net::IwarpFpdu& f = p.fpdu;
+  IwarpFpdu& f = p.fpdu;
   const ibta::Opcode& op = ibta::info(p.bth.opcode);
   f.last = op.ends_message();
   if (op.op == ibta::Op::Send) {
@@ -193,12 +193,12 @@ void Hca::Impl::iwarp_frame(Qp& qp, net::Packet& p) {
   }
 }
 
-net::PacketPtr Hca::Impl::iwarp_segment(Qp& qp, const net::Packet* fpdu, uint32_t seq,
+RdmaPacketPtr Hca::Impl::iwarp_segment(Qp& qp, const RdmaPacket* fpdu, uint32_t seq,
                                         uint32_t len) {
   iwarp::Conn& c = *qp.tcp;
-  net::PacketPtr s;
+  RdmaPacketPtr s;
   if (fpdu && !fpdu->fpdu.mpa_request && !fpdu->fpdu.mpa_reply) {
-    s = std::make_unique<net::Packet>(*fpdu);
+    s = std::make_unique<RdmaPacket>(*fpdu);
     s->id = uint64_t{config.address} << 32 | next_packet_id++;
     s->created = engine.now();
   } else {
@@ -222,12 +222,12 @@ net::PacketPtr Hca::Impl::iwarp_segment(Qp& qp, const net::Packet* fpdu, uint32_
   return s;
 }
 
-net::PacketPtr Hca::Impl::iwarp_next(Qp& qp) {
+RdmaPacketPtr Hca::Impl::iwarp_next(Qp& qp) {
   iwarp::Conn& c = *qp.tcp;
   if (c.aborted) return nullptr;
   if (!c.tcp.can_send()) {
     if (c.tcp.has_unsent() || !has_tx_work(qp)) return nullptr;
-    net::PacketPtr f;
+    RdmaPacketPtr f;
     if (!qp.resp_queue.empty()) {
       f = pop_response(qp);
     } else {
@@ -236,18 +236,18 @@ net::PacketPtr Hca::Impl::iwarp_next(Qp& qp) {
     if (!f) return nullptr;
     iwarp_frame(qp, *f);
     const uint32_t len = iwarp::size_fpdu(f->fpdu, f->payload_len);
-    c.tcp.push(len, std::shared_ptr<const net::Packet>(f.release()));
+    c.tcp.push(len, std::shared_ptr<const RdmaPacket>(f.release()));
   }
   const iwarp::TxSegment* s = c.tcp.next_segment(engine.now());
   if (!s) return nullptr;
   if (s->retransmitted) counters.retransmitted_packets++;  // by TCP (the RC layer never resends)
-  net::PacketPtr seg = iwarp_segment(qp, s->fpdu.get(), s->seq, s->len);
+  RdmaPacketPtr seg = iwarp_segment(qp, s->fpdu.get(), s->seq, s->len);
   iwarp_sync_timer(qp);
   return seg;
 }
 
 void Hca::Impl::iwarp_send_ack(Qp& qp, bool ece) {
-  net::PacketPtr a = iwarp_segment(qp, nullptr, qp.tcp->tcp.snd_nxt(), 0);
+  RdmaPacketPtr a = iwarp_segment(qp, nullptr, qp.tcp->tcp.snd_nxt(), 0);
   if (ece) a->tcp.flags |= kFlagEce;
   a->ect = false;  // RFC 3168 6.1.4: pure ACKs are not sent ECN-capable
   counters.acks_sent++;
@@ -291,7 +291,7 @@ void Hca::Impl::iwarp_on_rto(uint32_t qpn) {
   kick(qp);
 }
 
-void Hca::Impl::iwarp_receive(Qp& qp, const std::shared_ptr<net::Packet>& seg) {
+void Hca::Impl::iwarp_receive(Qp& qp, const std::shared_ptr<RdmaPacket>& seg) {
   if (seg->fpdu.mpa_request) {  // setup is out of band; the Request only releases the Reply
     qp.mpa_request_seen = true;
     if (qp.tcp && qp.tcp->reply_pending) iwarp_send_start(qp);
@@ -299,14 +299,14 @@ void Hca::Impl::iwarp_receive(Qp& qp, const std::shared_ptr<net::Packet>& seg) {
   }
   if (!qp.tcp || qp.tcp->aborted) return;  // no connection: dropped
   iwarp::Conn& c = *qp.tcp;
-  const net::TcpHeader& h = seg->tcp;
+  const TcpHeader& h = seg->tcp;
   if (seg->fpdu.mpa_reply) return;
   // The ACK half: what the peer acknowledged completes SENDs and WRITEs.
   std::vector<iwarp::TxSegment> acked =
       c.tcp.on_ack(h.ack, uint32_t{h.window} << h.wscale, h.flags & kFlagEce, h.len > 0, engine.now());
   bool progress = false;
   for (const iwarp::TxSegment& s : acked) {
-    const net::Packet& f = *s.fpdu;
+    const RdmaPacket& f = *s.fpdu;
     const ibta::Opcode& op = ibta::info(f.bth.opcode);
     if (op.is_request() && op.op != ibta::Op::ReadRequest && op.ends_message())
       progress |= ack_upto(qp, f.bth.psn);
@@ -329,10 +329,10 @@ void Hca::Impl::iwarp_receive(Qp& qp, const std::shared_ptr<net::Packet>& seg) {
   kick(qp);
 }
 
-void Hca::Impl::iwarp_deliver(Qp& qp, const net::Packet& f) {
+void Hca::Impl::iwarp_deliver(Qp& qp, const RdmaPacket& f) {
   const QpState st = qp.attr.qp_state;
   if (st == QpState::Err || st == QpState::Reset) return;
-  net::Packet p = f;  // the handlers take a mutable packet
+  RdmaPacket p = f;  // the handlers take a mutable packet
   const ibta::Opcode& op = ibta::info(p.bth.opcode);
   if (op.op == ibta::Op::ReadResponse && iwarp_sink_refused(qp, f)) return;
   if (op.is_response()) {
@@ -343,7 +343,7 @@ void Hca::Impl::iwarp_deliver(Qp& qp, const net::Packet& f) {
   }
 }
 
-bool Hca::Impl::iwarp_sink_refused(Qp& qp, const net::Packet& f) {
+bool Hca::Impl::iwarp_sink_refused(Qp& qp, const RdmaPacket& f) {
   // A Read Response is a tagged DDP message into the sink STag the Read Request named
   // (RFC 5040 4.4: the requester's lkey, iwarp_frame). An iWARP RNIC places it as any
   // tagged message, so that STag must grant remote write (Linux's rw.c registers iWARP READ
@@ -390,7 +390,7 @@ void Hca::Impl::iwarp_control(Qp& qp, uint8_t syndrome, uint32_t psn) {
   p->fpdu.term_code = syndrome & 0x1f;
   iwarp_frame(qp, *p);
   const uint32_t len = iwarp::size_fpdu(p->fpdu, 0);
-  qp.tcp->tcp.push(len, std::shared_ptr<const net::Packet>(p.release()));
+  qp.tcp->tcp.push(len, std::shared_ptr<const RdmaPacket>(p.release()));
   counters.naks_sent++;
   // The responder's QP goes to ERR with the Terminate (RNR here too: no retry on iWARP).
   if (kind == 1) enter_error(qp);

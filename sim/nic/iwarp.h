@@ -54,10 +54,10 @@ inline uint32_t max_fpdu_payload(uint32_t mss) {
 }
 
 // Fills the MPA/DDP sizes of an FPDU whose DDP/RDMAP fields are set; returns its length.
-uint32_t size_fpdu(net::IwarpFpdu& f, uint32_t payload_len);
+uint32_t size_fpdu(IwarpFpdu& f, uint32_t payload_len);
 
 // Sets wire_bytes/frame_bytes of a segment carrying tcp.len bytes.
-void size_segment(net::Packet& seg);
+void size_segment(RdmaPacket& seg);
 
 // The iWARP state of one RC QP.
 struct Conn {

@@ -16,7 +16,7 @@ TcpConnection::TcpConnection(const TcpConfig& cfg, uint32_t isn, uint32_t peer_i
       win_end_(isn),
       rcv_nxt_(peer_isn) {}
 
-void TcpConnection::push(uint32_t len, std::shared_ptr<const net::Packet> fpdu) {
+void TcpConnection::push(uint32_t len, std::shared_ptr<const RdmaPacket> fpdu) {
   TxSegment s;
   s.seq = q_.empty() ? snd_nxt_ : q_.back().seq + q_.back().len;
   // Segments not yet sent follow the last queued one; snd_nxt advances as they leave.
@@ -190,7 +190,7 @@ uint32_t TcpConnection::advertised_window() const {
 }
 
 TcpConnection::Delivered TcpConnection::on_data(uint32_t seq, uint32_t len,
-                                                std::shared_ptr<const net::Packet> fpdu, bool ce) {
+                                                std::shared_ptr<const RdmaPacket> fpdu, bool ce) {
   Delivered d;
   if (len == 0) return d;
   if (ce) counters_.ce_received++;

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "sim/core/time.h"
-#include "sim/net/packet.h"
+#include "sim/nic/rdma_packet.h"
 
 namespace rdmasim::nic::iwarp {
 
@@ -51,7 +51,7 @@ struct TcpConfig {
 struct TxSegment {
   uint32_t seq = 0;
   uint32_t len = 0;
-  std::shared_ptr<const net::Packet> fpdu;
+  std::shared_ptr<const RdmaPacket> fpdu;
   Time sent_at = -1;               // last transmission time; -1 = never sent
   bool retransmitted = false;      // Karn: no RTT sample
 };
@@ -69,7 +69,7 @@ class TcpConnection {
 
   // ---- sender ----
   // Appends a segment of `len` bytes (len <= mss) carrying `fpdu`.
-  void push(uint32_t len, std::shared_ptr<const net::Packet> fpdu);
+  void push(uint32_t len, std::shared_ptr<const RdmaPacket> fpdu);
   // True when next_segment would return something now.
   bool can_send() const;
   // True when segments wait that were never sent (or are to be resent after an RTO).
@@ -87,11 +87,11 @@ class TcpConnection {
 
   // ---- receiver ----
   struct Delivered {
-    std::vector<std::shared_ptr<const net::Packet>> fpdus;  // now in order, oldest first
+    std::vector<std::shared_ptr<const RdmaPacket>> fpdus;  // now in order, oldest first
     bool send_ack = false;   // an ACK (new or duplicate) must be sent
     bool ece = false;        // its ECE bit
   };
-  Delivered on_data(uint32_t seq, uint32_t len, std::shared_ptr<const net::Packet> fpdu, bool ce);
+  Delivered on_data(uint32_t seq, uint32_t len, std::shared_ptr<const RdmaPacket> fpdu, bool ce);
   uint32_t rcv_nxt() const { return rcv_nxt_; }
   uint32_t advertised_window() const;
 
@@ -140,7 +140,7 @@ class TcpConnection {
   uint32_t rcv_nxt_;
   struct RxSegment {
     uint32_t len;
-    std::shared_ptr<const net::Packet> fpdu;
+    std::shared_ptr<const RdmaPacket> fpdu;
   };
   std::map<uint32_t, RxSegment> ooo_;  // by seq (all within the window ahead of rcv_nxt)
   uint32_t ooo_bytes_ = 0;

@@ -9,9 +9,9 @@ uint8_t Hca::Impl::priority_of(const AddressVector& av) const {
   return static_cast<uint8_t>(av.traffic_class >> 5);
 }
 
-net::PacketPtr Hca::Impl::new_packet(const Qp& qp, const AddressVector& av, uint32_t dest_qp,
+RdmaPacketPtr Hca::Impl::new_packet(const Qp& qp, const AddressVector& av, uint32_t dest_qp,
                                      uint8_t opcode, uint32_t psn) {
-  auto p = std::make_unique<net::Packet>();
+  auto p = std::make_unique<RdmaPacket>();
   // Unique per engine as long as HCA addresses are: the address, then a per-HCA count.
   p->id = uint64_t{config.address} << 32 | next_packet_id++;
   p->kind = net::PacketKind::Transport;
@@ -48,7 +48,7 @@ net::PacketPtr Hca::Impl::new_packet(const Qp& qp, const AddressVector& av, uint
   return p;
 }
 
-void Hca::Impl::finish_packet(net::Packet& p) const {
+void Hca::Impl::finish_packet(RdmaPacket& p) const {
   p.bth.pad = static_cast<uint8_t>((4 - p.payload_len % 4) % 4);
   const uint32_t transport = ibta::kBthBytes + ibta::ext_header_bytes(p.headers) + p.payload_len +
                              p.bth.pad + 4;  // BTH..ICRC

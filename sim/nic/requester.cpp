@@ -96,7 +96,7 @@ void Hca::Impl::pump() {
         continue;
       }
       blocked = 0;
-      net::PacketPtr p;
+      RdmaPacketPtr p;
       if (qp.tcp) {
         p = iwarp_next(qp);  // iWARP: TCP decides what goes next
       } else if (!qp.resp_queue.empty()) {
@@ -117,7 +117,7 @@ void Hca::Impl::pump() {
 
 // Builds the next packet of sq[tx_wqe] and advances the cursor. Returns null when the WQE
 // failed locally (it is then completed with an error and the QP is in ERR).
-net::PacketPtr Hca::Impl::next_request(Qp& qp) {
+RdmaPacketPtr Hca::Impl::next_request(Qp& qp) {
   SendWqe& w = qp.sq[qp.tx_wqe];
   const WrOpcode op = w.wr.opcode;
   const bool rc = qp.init.type == QpType::RC;
@@ -180,7 +180,7 @@ net::PacketPtr Hca::Impl::next_request(Qp& qp) {
   qp.any_sent = true;
   const uint8_t tb = transport_bits(qp.init.type);
   const uint32_t dest = qp.init.type == QpType::UD ? w.wr.remote_qpn : qp.attr.dest_qp_num;
-  net::PacketPtr p;
+  RdmaPacketPtr p;
   bool last = false;
   if (op == WrOpcode::RdmaRead) {
     // One request for the rest of the read; a resumed read starts at the PSN it resumes.
@@ -314,7 +314,7 @@ bool Hca::Impl::ack_upto(Qp& qp, uint32_t psn) {
   return progress;
 }
 
-void Hca::Impl::handle_response(Qp& qp, net::Packet& p) {
+void Hca::Impl::handle_response(Qp& qp, RdmaPacket& p) {
   if (qp.attr.qp_state != QpState::Rts && qp.attr.qp_state != QpState::Sqd) return;
   const ibta::Opcode& op = ibta::info(p.bth.opcode);
   const uint32_t psn = p.bth.psn;

@@ -85,7 +85,7 @@ void Hca::Impl::send_ack(Qp& qp, uint8_t syndrome, uint32_t psn) {
   if (port_active) port.send(std::move(p));  // control packets may bypass ready()
 }
 
-void Hca::Impl::respond_read(Qp& qp, const net::Packet& req, uint32_t psn) {
+void Hca::Impl::respond_read(Qp& qp, const RdmaPacket& req, uint32_t psn) {
   const uint32_t len = req.reth.dma_len;
   const uint32_t n = std::max<uint32_t>(1, (len + qp.mtu - 1) / qp.mtu);
   const Mr* mr = len ? check_remote(qp, req.reth.rkey, req.reth.va, len, kAccessRemoteRead)
@@ -112,8 +112,8 @@ void Hca::Impl::respond_read(Qp& qp, const net::Packet& req, uint32_t psn) {
   kick(qp);
 }
 
-net::PacketPtr Hca::Impl::pop_response(Qp& qp) {
-  net::PacketPtr p = std::move(qp.resp_queue.front());
+RdmaPacketPtr Hca::Impl::pop_response(Qp& qp) {
+  RdmaPacketPtr p = std::move(qp.resp_queue.front());
   qp.resp_queue.pop_front();
   const ibta::Opcode& op = ibta::info(p->bth.opcode);
   // READ RESPONSE LAST/ONLY or ATOMIC ACKNOWLEDGE of the oldest held resource: it is done.
@@ -125,7 +125,7 @@ net::PacketPtr Hca::Impl::pop_response(Qp& qp) {
   return p;
 }
 
-void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
+void Hca::Impl::handle_request(Qp& qp, RdmaPacket& p) {
   const QpState st = qp.attr.qp_state;
   // SQE (UC only; RC never enters it): the receive side works on (IBTA C10-38).
   if (st != QpState::Rtr && st != QpState::Rts && st != QpState::Sqd && st != QpState::Sqe) return;
@@ -397,7 +397,7 @@ void Hca::Impl::handle_request(Qp& qp, net::Packet& p) {
     send_ack(qp, kAckSyndrome, psn);
 }
 
-bool Hca::Impl::stage_write(Qp& qp, MemorySpace* mem, uint64_t addr, const net::Packet& p,
+bool Hca::Impl::stage_write(Qp& qp, MemorySpace* mem, uint64_t addr, const RdmaPacket& p,
                              uint32_t len) {
   Qp::PendingWrite& w = qp.pending_write;
   if (w.len && w.mem == mem && w.addr + w.len == addr && w.keep == p.payload &&
@@ -426,7 +426,7 @@ void Hca::Impl::flush_all_writes() {
   for (auto& [qpn, qp] : qps) flush_write(*qp);
 }
 
-void Hca::Impl::handle_ud(Qp& qp, net::Packet& p) {
+void Hca::Impl::handle_ud(Qp& qp, RdmaPacket& p) {
   const QpState st = qp.attr.qp_state;
   if (st != QpState::Rtr && st != QpState::Rts && st != QpState::Sqd && st != QpState::Sqe) return;
   const ibta::Opcode& op = ibta::info(p.bth.opcode);

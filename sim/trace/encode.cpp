@@ -2,6 +2,7 @@
 
 #include "sim/net/ibta.h"
 #include "sim/net/wire.h"
+#include "sim/nic/rdma_packet.h"
 #include "sim/trace/iwarp_encode.h"
 #include "sim/trace/pcap_writer.h"
 
@@ -12,6 +13,7 @@ using net::crc32_update;
 using net::ib_vcrc;
 using net::mac_of;
 using net::Packet;
+using nic::RdmaPacket;
 
 void put8(std::vector<uint8_t>& o, uint8_t v) { o.push_back(v); }
 void put16(std::vector<uint8_t>& o, uint16_t v) {
@@ -40,7 +42,7 @@ using net::ibta::kCnpReservedBytes;
 uint32_t pad_of(uint32_t payload) { return (4 - payload % 4) % 4; }
 
 // BTH, extension headers in IBTA order, payload and pad. CNPs get their 16 reserved bytes.
-void append_transport(const Packet& p, uint16_t bits, std::vector<uint8_t>& o) {
+void append_transport(const RdmaPacket& p, uint16_t bits, std::vector<uint8_t>& o) {
   const bool cnp = p.kind == net::PacketKind::Cnp;
   const uint32_t pad = cnp ? 0 : pad_of(p.payload_len);
   put8(o, cnp ? net::ibta::kRoceCnp : p.bth.opcode);
@@ -84,12 +86,12 @@ void append_transport(const Packet& p, uint16_t bits, std::vector<uint8_t>& o) {
   o.insert(o.end(), pad, 0);
 }
 
-uint32_t transport_bytes(const Packet& p, uint16_t bits) {
+uint32_t transport_bytes(const RdmaPacket& p, uint16_t bits) {
   if (p.kind == net::PacketKind::Cnp) return kBthBytes + kCnpReservedBytes;
   return kBthBytes + net::ibta::ext_header_bytes(bits) + p.payload_len + pad_of(p.payload_len);
 }
 
-bool encode_roce(const Packet& p, std::vector<uint8_t>& o) {
+bool encode_roce(const RdmaPacket& p, std::vector<uint8_t>& o) {
   const uint16_t bits = p.kind == net::PacketKind::Cnp ? 0 : headers_for_opcode(p.bth.opcode);
   if (bits == 0xffff) return false;
   const size_t start = o.size();
@@ -148,9 +150,12 @@ bool encode_ib_credit(const Packet& p, std::vector<uint8_t>& o) {
   return true;
 }
 
-bool encode_ib(const Packet& p, std::vector<uint8_t>& o) {
-  if (p.kind == net::PacketKind::IbCredit) return encode_ib_credit(p, o);
-  if (p.kind != net::PacketKind::Transport) return false;
+bool encode_ib(const Packet& frame, std::vector<uint8_t>& o) {
+  if (frame.kind == net::PacketKind::IbCredit) return encode_ib_credit(frame, o);
+  if (frame.kind != net::PacketKind::Transport) return false;
+  const RdmaPacket* rp = nic::rdma_of(frame);
+  if (!rp) return false;  // no transport headers to write
+  const RdmaPacket& p = *rp;
   const uint16_t bits = headers_for_opcode(p.bth.opcode);
   if (bits == 0xffff) return false;
   const bool grh = p.headers & net::kHasGrh;
@@ -240,7 +245,8 @@ bool encode(const Packet& p, std::vector<uint8_t>& out) {
     case net::LinkLayer::RoCEv2:
       if (p.kind == net::PacketKind::PfcPause) return encode_pfc(p, out);
       if (p.kind == net::PacketKind::IbCredit) return false;  // not an Ethernet frame
-      return encode_roce(p, out);
+      if (const RdmaPacket* rp = nic::rdma_of(p)) return encode_roce(*rp, out);
+      return false;  // a transport-kind packet built without its transport headers
     case net::LinkLayer::IWarp:
       if (p.kind == net::PacketKind::PfcPause) return encode_pfc(p, out);
       return p.kind == net::PacketKind::Transport && encode_iwarp_segment(p, out);

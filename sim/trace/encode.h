@@ -1,4 +1,5 @@
-// Encoders from the simulator's net::Packet to the bytes a capture on a real wire shows.
+// Encoders from the simulator's packets (nic::RdmaPacket for transport ones) to the bytes a
+// capture on a real wire shows.
 //
 // RoCEv2 (Ethernet link type): Ethernet II, an 802.1Q priority tag (VID 0, PCP = priority)
 // when the priority is nonzero, IPv4 (DSCP, ECN, header checksum), UDP to 4791 (checksum 0,

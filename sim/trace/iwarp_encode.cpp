@@ -4,6 +4,7 @@
 #include "sim/trace/iwarp_encode.h"
 
 #include "sim/net/wire.h"
+#include "sim/nic/rdma_packet.h"
 #include "sim/nic/iwarp.h"
 
 namespace rdmasim::trace {
@@ -22,7 +23,7 @@ constexpr uint8_t kDdpVersion = 1, kRdmapVersion = 1;
 constexpr uint8_t kRdmapSendInvalidate = 4, kRdmapSendSeInvalidate = 6;
 
 // The 16-bit ones' complement sum of TCP over the IPv4 pseudo header (RFC 793 3.1).
-uint16_t tcp_checksum(const net::Packet& p, const uint8_t* tcp, size_t len) {
+uint16_t tcp_checksum(const nic::RdmaPacket& p, const uint8_t* tcp, size_t len) {
   std::vector<uint8_t> b;
   b.reserve(12 + len + 1);
   append_be(b, p.src, 4);
@@ -35,8 +36,8 @@ uint16_t tcp_checksum(const net::Packet& p, const uint8_t* tcp, size_t len) {
 }
 
 // DDP and RDMAP headers, payload and pad of an FPDU, after its 2-byte ULPDU length.
-void append_ulpdu(const net::Packet& p, std::vector<uint8_t>& o) {
-  const net::IwarpFpdu& f = p.fpdu;
+void append_ulpdu(const nic::RdmaPacket& p, std::vector<uint8_t>& o) {
+  const nic::IwarpFpdu& f = p.fpdu;
   o.push_back(static_cast<uint8_t>((f.tagged ? 0x80 : 0) | (f.last ? 0x40 : 0) | kDdpVersion));
   o.push_back(static_cast<uint8_t>(kRdmapVersion << 6 | (f.rdmap_opcode & 0x0f)));
   if (f.tagged) {
@@ -66,9 +67,12 @@ void append_ulpdu(const net::Packet& p, std::vector<uint8_t>& o) {
 
 }  // namespace
 
-bool encode_iwarp_segment(const net::Packet& seg, std::vector<uint8_t>& out) {
-  if (seg.kind != net::PacketKind::Transport || seg.link_layer != net::LinkLayer::IWarp) return false;
-  const net::TcpHeader& t = seg.tcp;
+bool encode_iwarp_segment(const net::Packet& frame, std::vector<uint8_t>& out) {
+  if (frame.kind != net::PacketKind::Transport || frame.link_layer != net::LinkLayer::IWarp) return false;
+  const nic::RdmaPacket* rp = nic::rdma_of(frame);
+  if (!rp) return false;  // no TCP header or FPDU to write
+  const nic::RdmaPacket& seg = *rp;
+  const nic::TcpHeader& t = seg.tcp;
   const size_t start = out.size();
   const uint32_t tcp_len = kTcpHeader + t.len;
   net::append_eth_ipv4(seg, 6, tcp_len, out);
@@ -87,7 +91,7 @@ bool encode_iwarp_segment(const net::Packet& seg, std::vector<uint8_t>& out) {
   append_be(out, t.ts_val, 4);
   append_be(out, t.ts_ecr, 4);
   const size_t payload = out.size();
-  const net::IwarpFpdu& f = seg.fpdu;
+  const nic::IwarpFpdu& f = seg.fpdu;
   if (t.len && (f.mpa_request || f.mpa_reply)) {  // RFC 5044 7.1: key, flags, revision, PD length
     const char* key = f.mpa_request ? kRequestKey : kReplyKey;
     out.insert(out.end(), key, key + 16);

@@ -1,4 +1,4 @@
-// The iWARP encoder: an iWARP segment (net::Packet with its TCP header and FPDU) as the
+// The iWARP encoder: an iWARP segment (nic::RdmaPacket with its TCP header and FPDU) as the
 // Ethernet/IPv4/TCP/MPA/DDP/RDMAP bytes a capture on a real wire shows.
 #pragma once
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/net/packet.h"
+#include "sim/nic/rdma_packet.h"
 #include "sim/trace/encode.h"
 #include "sim/trace/pcap_writer.h"
 
@@ -18,8 +19,8 @@ namespace {
 const uint8_t kOpcodes[] = {0x04, 0x0a, 0x0b, 0x0c, 0x10, 0x13, 0x14, 0x12,
                             0x11, 0x17, 0x05, 0x00, 0x02, 0x64, 0x65, 0x24};
 
-net::Packet make(net::LinkLayer ll, uint8_t opcode, int i) {
-  net::Packet p;
+nic::RdmaPacket make(net::LinkLayer ll, uint8_t opcode, int i) {
+  nic::RdmaPacket p;
   p.id = static_cast<uint64_t>(i);
   p.link_layer = ll;
   p.src = ll == net::LinkLayer::InfiniBand ? 2 : 0x7f000102;
@@ -53,7 +54,9 @@ net::Packet make(net::LinkLayer ll, uint8_t opcode, int i) {
 void write(trace::PcapWriter& w, const net::Packet& p, Time t) {
   std::vector<uint8_t> rec;
   if (!trace::encode_record(p, t, rec)) {
-    std::fprintf(stderr, "pcap_sample: opcode 0x%02x not encoded\n", p.bth.opcode);
+    const nic::RdmaPacket* r = nic::rdma_of(p);
+    std::fprintf(stderr, "pcap_sample: packet of kind %d (opcode 0x%02x) not encoded\n",
+                 static_cast<int>(p.kind), r ? r->bth.opcode : 0);
     std::exit(1);
   }
   w.write(t, rec);
@@ -71,7 +74,7 @@ int main(int argc, char** argv) {
     trace::PcapWriter w(dir + "/roce.pcap", trace::linktype_for(net::LinkLayer::RoCEv2));
     int i = 0;
     for (uint8_t op : kOpcodes) write(w, make(net::LinkLayer::RoCEv2, op, i), us(1) * i), ++i;
-    net::Packet cnp = make(net::LinkLayer::RoCEv2, 0, i);
+    nic::RdmaPacket cnp = make(net::LinkLayer::RoCEv2, 0, i);
     cnp.kind = net::PacketKind::Cnp;
     cnp.bth.psn = 0;
     write(w, cnp, us(1) * i++);
@@ -87,7 +90,7 @@ int main(int argc, char** argv) {
     trace::PcapWriter w(dir + "/ib.pcap", trace::linktype_for(net::LinkLayer::InfiniBand));
     int i = 0;
     for (uint8_t op : kOpcodes) {
-      net::Packet p = make(net::LinkLayer::InfiniBand, op, i);
+      nic::RdmaPacket p = make(net::LinkLayer::InfiniBand, op, i);
       p.vl = p.priority;
       if (op == 0x64) {  // a global UD packet
         p.headers |= net::kHasGrh;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/nic/rdma_packet.h"
 #include "sim/core/engine.h"
 #include "tests/unit/cc/cc_fixture.h"
 
@@ -21,19 +22,20 @@ class Wire final : public net::Transmitter {
   Wire(Engine& e, Time delay) : engine_(e), delay_(delay) {}
   void connect(net::Node* peer) { peer_ = peer; }
   bool ready(uint8_t) const override { return true; }
-  void send(net::PacketPtr p) override {
+  void send(net::PacketPtr frame) override {
+    nic::RdmaPacketPtr p = nic::rdma_cast(std::move(frame));
     const Time start = std::max(engine_.now(), busy_);
     busy_ = start + tx_time(rate(), p->wire_bytes);
     if (mark && p->kind == net::PacketKind::Transport) p->ce = true;
     if (p->kind == net::PacketKind::Cnp) cnps.push_back({engine_.now(), p->bth.dest_qp, p->bth.opcode,
                                                          p->priority, p->frame_bytes});
-    std::shared_ptr<net::Packet> sp(p.release());
+    std::shared_ptr<nic::RdmaPacket> sp(p.release());
     engine_.schedule_at(busy_ + delay_, [this, sp] {
       if (sp->ce) {
         marked_arrivals.push_back(engine_.now());
         marked_by_qp[sp->bth.dest_qp].push_back(engine_.now());
       }
-      peer_->receive(std::make_unique<net::Packet>(*sp), 0);
+      peer_->receive(sp->clone(), 0);
     });
   }
   void set_ready_callback(std::function<void()>) override {}

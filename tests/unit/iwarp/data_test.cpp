@@ -56,8 +56,8 @@ TEST_CASE("iwarp: WRITE, READ and SEND arrive byte for byte over a link losing 1
   auto kss = p.reg(p.a, ssrc), ksd = p.reg(p.b, sdst);
   // Every 31st segment in each direction is lost (3.2%): data, ACKs and READ responses alike.
   int na = 0, nb = 0;
-  p.a.wire->drop = [&](const net::Packet&) { return ++na % 31 == 0; };
-  p.b.wire->drop = [&](const net::Packet&) { return ++nb % 31 == 0; };
+  p.a.wire->drop = [&](const nic::RdmaPacket&) { return ++na % 31 == 0; };
+  p.b.wire->drop = [&](const nic::RdmaPacket&) { return ++nb % 31 == 0; };
   RecvWr r;
   r.wr_id = 30;
   r.sgl = {sge_of(sdst, ksd.lkey)};
@@ -90,8 +90,8 @@ TEST_CASE("iwarp: WRITE, READ and SEND arrive byte for byte over a link losing 1
 
 TEST_CASE("iwarp: segments are sized as Ethernet/IPv4/TCP/MPA/DDP/RDMAP frames") {
   Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
-  std::vector<net::Packet> seen;
-  p.a.wire->drop = [&](const net::Packet& pkt) {
+  std::vector<nic::RdmaPacket> seen;
+  p.a.wire->drop = [&](const nic::RdmaPacket& pkt) {
     seen.push_back(pkt);
     return false;
   };
@@ -103,7 +103,7 @@ TEST_CASE("iwarp: segments are sized as Ethernet/IPv4/TCP/MPA/DDP/RDMAP frames")
   CHECK(dst == src);
   // 3 WRITE FPDUs: 1424 + 1424 + 152 bytes of payload.
   REQUIRE(seen.size() >= 3);
-  const net::Packet& w = seen[0];
+  const nic::RdmaPacket& w = seen[0];
   CHECK(w.fpdu.rdmap_opcode == 0);  // RDMA Write
   CHECK(w.fpdu.tagged);
   CHECK_FALSE(w.fpdu.last);
@@ -158,7 +158,7 @@ TEST_CASE("iwarp: no UD or UC QPs, no immediate data, and a SEND without a recei
 
 TEST_CASE("iwarp: a peer that never answers fails the WQE with RETRY_EXC_ERR after the RTO backoffs") {
   Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
-  p.a.wire->drop = [](const net::Packet&) { return true; };
+  p.a.wire->drop = [](const nic::RdmaPacket&) { return true; };
   auto src = pattern(64, 1);
   std::vector<uint8_t> dst(64, 0);
   auto ks = p.reg(p.a, src), kd = p.reg(p.b, dst);
@@ -196,8 +196,8 @@ TEST_CASE("iwarp: the connection forms when the initiator reaches RTS, not at RT
   // opens the connection with its MPA Request when its QP reaches RTS; in RTR it sends
   // nothing. A second QP on a, pointed at b's QP, shows both steps.
   Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
-  std::vector<net::Packet> out;  // what a sends from here on
-  p.a.wire->drop = [&](const net::Packet& pkt) {
+  std::vector<nic::RdmaPacket> out;  // what a sends from here on
+  p.a.wire->drop = [&](const nic::RdmaPacket& pkt) {
     out.push_back(pkt);
     return false;
   };
@@ -224,8 +224,8 @@ TEST_CASE("iwarp: the MPA Reply waits for the peer's Request, so captures see Re
   Pair p(iwarp_qp(), us(1), net::LinkLayer::IWarp);
   CHECK(p.a.wire->sent.size() == 1);
   CHECK(p.b.wire->sent.empty());
-  std::vector<std::pair<Time, net::Packet>> from_b;
-  p.b.wire->drop = [&](const net::Packet& pkt) {
+  std::vector<std::pair<Time, nic::RdmaPacket>> from_b;
+  p.b.wire->drop = [&](const nic::RdmaPacket& pkt) {
     from_b.emplace_back(p.engine.now(), pkt);
     return false;
   };

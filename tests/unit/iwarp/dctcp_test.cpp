@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/nic/rdma_packet.h"
 #include "sim/core/engine.h"
 #include "sim/nic/cc_json.h"
 #include "sim/nic/connect.h"
@@ -91,7 +92,7 @@ struct Result {
 struct AckTap : net::PacketTap {
   uint64_t acks = 0, ect = 0;
   void on_transmit(const net::Packet& p, Time) override {
-    if (p.kind != net::PacketKind::Transport || p.tcp.len != 0) return;
+    if (p.kind != net::PacketKind::Transport || nic::rdma_view(p).tcp.len != 0) return;
     ++acks;
     ect += p.ect;
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "sim/nic/rdma_packet.h"
 #include "sim/nic/iwarp_tcp.h"
 
 namespace rdmasim::nic::iwarp {
@@ -25,7 +26,7 @@ TcpConfig small_config() {
 }
 
 void fill(TcpConnection& t, int n) {
-  for (int i = 0; i < n; ++i) t.push(kMss, std::make_shared<net::Packet>());
+  for (int i = 0; i < n; ++i) t.push(kMss, std::make_shared<nic::RdmaPacket>());
 }
 
 // Sends everything the window allows; returns the number of segments sent.
@@ -215,9 +216,9 @@ TEST_CASE("tcp: DCTCP alpha from the fraction of marked bytes and cwnd *= 1 - al
 TEST_CASE("tcp: the receiver delivers in order, buffers ahead of a hole and duplicates its ACK") {
   TcpConnection t(small_config(), kIsn, kPeerIsn);
   auto seg = [](int i) {
-    auto p = std::make_shared<net::Packet>();
+    auto p = std::make_shared<nic::RdmaPacket>();
     p->id = i;
-    return std::shared_ptr<const net::Packet>(p);
+    return std::shared_ptr<const nic::RdmaPacket>(p);
   };
   auto d = t.on_data(kPeerIsn, kMss, seg(0), false);
   CHECK(d.fpdus.size() == 1);

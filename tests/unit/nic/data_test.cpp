@@ -287,8 +287,8 @@ TEST_CASE("packet: RoCEv2 addressing and wire size of a 200 B UD send") {
   QpParams qp;
   qp.type = QpType::UD;
   Pair p(qp);
-  net::Packet seen;
-  p.a.wire->drop = [&](const net::Packet& pk) { seen = pk; return true; };
+  nic::RdmaPacket seen;
+  p.a.wire->drop = [&](const nic::RdmaPacket& pk) { seen = pk; return true; };
   SendWr wr;
   wr.opcode = WrOpcode::Send;
   wr.send_flags = kSendInline;
@@ -351,7 +351,7 @@ TEST_CASE("rc: a 64 KiB WRITE lands with one DMA write, also when a middle packe
   int n = 0;
   SUBCASE("no loss") {}
   SUBCASE("packet 5 of 16 lost once: go-back-N resends 5..16, still contiguous") {
-    p.a.wire->drop = [&](const net::Packet&) { return ++n == 5; };
+    p.a.wire->drop = [&](const nic::RdmaPacket&) { return ++n == 5; };
   }
   REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
   p.engine.run();

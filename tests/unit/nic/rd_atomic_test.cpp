@@ -137,7 +137,7 @@ TEST_CASE("rd_atomic: atomics over a response path losing 20%: each executed onc
   Pair p(q);
   std::mt19937 rng(7);
   std::bernoulli_distribution lose(0.2);
-  p.b.wire->drop = [&](const net::Packet&) { return lose(rng); };  // B -> A only
+  p.b.wire->drop = [&](const nic::RdmaPacket&) { return lose(rng); };  // B -> A only
   std::vector<uint8_t> remote(8, 0);
   const uint64_t start = 40;
   std::memcpy(remote.data(), &start, 8);
@@ -181,7 +181,7 @@ TEST_CASE("rd_atomic: READs over a response path losing 10% are re-read and arri
   Pair p(q);
   std::mt19937 rng(3);
   std::bernoulli_distribution lose(0.1);
-  p.b.wire->drop = [&](const net::Packet&) { return lose(rng); };
+  p.b.wire->drop = [&](const nic::RdmaPacket&) { return lose(rng); };
   const uint32_t n = 20, len = 2000;
   auto remote = pattern(n * len, 9);
   std::vector<uint8_t> local(n * len, 0);

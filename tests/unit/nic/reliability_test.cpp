@@ -103,7 +103,7 @@ TEST_CASE("rc: a dead peer gives RETRY_EXC_ERR after (retry_cnt + 1) ACK timeout
   qp.timeout = 10;   // 4.096 us * 2^10 = 4194.304 us
   qp.retry_cnt = 3;
   Pair p(qp);
-  p.a.wire->drop = [](const net::Packet&) { return true; };
+  p.a.wire->drop = [](const nic::RdmaPacket&) { return true; };
   SendWr wr;
   wr.opcode = WrOpcode::Send;
   wr.send_flags = kSendSignaled | kSendInline;
@@ -132,7 +132,7 @@ TEST_CASE("rc: a lost packet triggers one sequence NAK and go-back-N; the data a
   auto ks = p.reg(p.a, src);
   auto kd = p.reg(p.b, dst);
   int n = 0;
-  p.a.wire->drop = [&](const net::Packet&) { return ++n == 3; };  // the 3rd packet, once
+  p.a.wire->drop = [&](const nic::RdmaPacket&) { return ++n == 3; };  // the 3rd packet, once
   REQUIRE(p.a.hca->post_send(p.a.qpn, write_wr(src, ks, dst, kd.rkey)) == 0);
   p.engine.run();
   CHECK(dst == src);
@@ -153,7 +153,7 @@ TEST_CASE("rc: a lost atomic ACK makes a duplicate atomic that is not executed t
   auto kr = p.reg(p.b, remote);
   auto kl = p.reg(p.a, local);
   int n = 0;
-  p.b.wire->drop = [&](const net::Packet& pk) { return pk.bth.opcode == 0x12 && ++n == 1; };
+  p.b.wire->drop = [&](const nic::RdmaPacket& pk) { return pk.bth.opcode == 0x12 && ++n == 1; };
   SendWr wr;
   wr.opcode = WrOpcode::AtomicFetchAndAdd;
   wr.send_flags = kSendSignaled;
@@ -183,7 +183,7 @@ TEST_CASE("rc: a lost READ response is re-read from the missing PSN") {
   auto kr = p.reg(p.b, remote);
   auto kl = p.reg(p.a, local);
   int n = 0;
-  p.b.wire->drop = [&](const net::Packet&) { return ++n == 4; };  // the 4th response, once
+  p.b.wire->drop = [&](const nic::RdmaPacket&) { return ++n == 4; };  // the 4th response, once
   SendWr wr;
   wr.opcode = WrOpcode::RdmaRead;
   wr.send_flags = kSendSignaled;
@@ -331,7 +331,7 @@ TEST_CASE("rc: a lost ACK makes a duplicate SEND that is re-ACKed, not delivered
     REQUIRE(p.b.hca->post_recv(p.b.qpn, rr) == 0);
   }
   int n = 0;
-  p.b.wire->drop = [&](const net::Packet&) { return ++n == 1; };  // B's first ACK
+  p.b.wire->drop = [&](const nic::RdmaPacket&) { return ++n == 1; };  // B's first ACK
   SendWr wr;
   wr.opcode = WrOpcode::Send;
   wr.send_flags = kSendSignaled | kSendInline;

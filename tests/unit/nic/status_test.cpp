@@ -160,7 +160,7 @@ TEST_CASE("rc: at most max_rd_atomic (4) READs are outstanding; the 5th waits a 
   auto kr = p.reg(p.b, remote);
   auto kl = p.reg(p.a, local);
   std::vector<Time> sent;
-  p.a.wire->drop = [&](const net::Packet& pk) {
+  p.a.wire->drop = [&](const nic::RdmaPacket& pk) {
     if (pk.bth.opcode == 0x0c) sent.push_back(p.engine.now());  // RC RDMA READ Request
     return false;
   };

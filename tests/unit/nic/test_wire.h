@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/nic/rdma_packet.h"
 #include "sim/core/engine.h"
 #include "sim/net/packet.h"
 #include "sim/nic/connect.h"
@@ -22,13 +23,14 @@ class TestWire final : public net::Transmitter {
   TestWire(Engine& e, Time delay) : engine_(e), delay_(delay) {}
   void connect(net::Node* peer) { peer_ = peer; }
   bool ready(uint8_t) const override { return open; }
-  void send(net::PacketPtr p) override {
+  void send(net::PacketPtr frame) override {
+    nic::RdmaPacketPtr p = nic::rdma_cast(std::move(frame));
     sent.push_back(p->bth.opcode);
     sent_at.push_back(engine_.now());
     dest_qps.push_back(p->bth.dest_qp);
     if (drop && drop(*p)) return;
-    std::shared_ptr<net::Packet> sp(p.release());
-    engine_.schedule_in(delay_, [this, sp] { peer_->receive(std::make_unique<net::Packet>(*sp), 0); });
+    std::shared_ptr<nic::RdmaPacket> sp(p.release());
+    engine_.schedule_in(delay_, [this, sp] { peer_->receive(sp->clone(), 0); });
   }
   void set_ready_callback(std::function<void()> cb) override { ready_cb_ = std::move(cb); }
   Rate rate() const override { return Rate::gbps(100); }
@@ -40,7 +42,7 @@ class TestWire final : public net::Transmitter {
   }
 
   bool open = true;  // ready() for every priority
-  std::function<bool(const net::Packet&)> drop;
+  std::function<bool(const nic::RdmaPacket&)> drop;
   std::vector<uint32_t> dest_qps;  // BTH dest QP in send order
   std::vector<uint8_t> sent;  // BTH opcodes in send order
   std::vector<Time> sent_at;  // when each was sent

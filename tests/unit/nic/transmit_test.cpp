@@ -70,9 +70,9 @@ TEST_CASE("packet: InfiniBand sizes of a 1000 B RDMA WRITE ONLY and its ACK") {
   std::vector<uint8_t> dst(1000, 0);
   auto ks = p.reg(p.a, src);
   auto kd = p.reg(p.b, dst);
-  std::vector<net::Packet> a_out, b_out;
-  p.a.wire->drop = [&](const net::Packet& pk) { a_out.push_back(pk); return false; };
-  p.b.wire->drop = [&](const net::Packet& pk) { b_out.push_back(pk); return false; };
+  std::vector<nic::RdmaPacket> a_out, b_out;
+  p.a.wire->drop = [&](const nic::RdmaPacket& pk) { a_out.push_back(pk); return false; };
+  p.b.wire->drop = [&](const nic::RdmaPacket& pk) { b_out.push_back(pk); return false; };
   REQUIRE(p.a.hca->post_send(p.a.qpn, write_wr(src, ks, dst, kd.rkey)) == 0);
   p.engine.run();
   CHECK(dst == src);
@@ -102,7 +102,7 @@ TEST_CASE("uc: a WRITE completes on transmit; a lost packet drops the whole mess
   rr.sgl = {sge_of(imm_dst, ki.lkey)};
   REQUIRE(p.b.hca->post_recv(p.b.qpn, rr) == 0);
   int n = 0;
-  p.a.wire->drop = [&](const net::Packet&) { return ++n == 2; };  // 2nd of 4 packets
+  p.a.wire->drop = [&](const nic::RdmaPacket&) { return ++n == 2; };  // 2nd of 4 packets
   SendWr wr = write_wr(src, ks, dst, kd.rkey);
   wr.opcode = WrOpcode::RdmaWriteWithImm;
   REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
@@ -160,7 +160,7 @@ TEST_CASE("rc: PSNs wrap at 2^24: a 40-packet WRITE from PSN 0xfffff0 completes 
   CHECK(cb.acks_sent == 3);
   // The PSN after the wrap carries on: the next message starts at 0x000018.
   std::vector<uint8_t> seen;
-  p.a.wire->drop = [&](const net::Packet& pk) {
+  p.a.wire->drop = [&](const nic::RdmaPacket& pk) {
     seen.push_back(0);
     CHECK(pk.bth.psn == 0x000018);
     return false;
@@ -224,7 +224,7 @@ TEST_CASE("sqd: a started message finishes, the next WQE waits, SQ_DRAINED fires
   p.engine.run_until(us(1));
   // Let exactly one packet of the first WRITE out, then drain.
   p.a.wire->open = true;
-  p.a.wire->drop = [&](const net::Packet&) { p.a.wire->open = false; return false; };
+  p.a.wire->drop = [&](const nic::RdmaPacket&) { p.a.wire->open = false; return false; };
   p.a.wire->reopen();
   p.a.wire->drop = nullptr;
   QpAttr sqd;

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/nic/rdma_packet.h"
 #include "sim/trace/capture.h"
 
 using namespace rdmasim;
@@ -38,7 +39,7 @@ TEST_CASE("capture: one file per port, packets timestamped with simulated time")
     trace::Capture cap(*fabric, dir, topo::CapturePorts::All);
     // default fabric: 2 NIC ports + 2 switch ports
     REQUIRE(cap.files().size() == 4);
-    auto p = std::make_unique<net::Packet>();
+    auto p = std::make_unique<nic::RdmaPacket>();
     p->src = fabric->nics()[1].address;   // client -> server
     p->dst = fabric->nics()[0].address;
     p->bth.opcode = 0x04;

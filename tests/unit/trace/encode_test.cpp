@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "sim/nic/rdma_packet.h"
 #include "sim/trace/encode.h"
 
 using namespace rdmasim;
@@ -17,8 +18,8 @@ uint32_t le32(const std::vector<uint8_t>& b, size_t at) {
   return uint32_t(b[at]) | uint32_t(b[at + 1]) << 8 | uint32_t(b[at + 2]) << 16 | uint32_t(b[at + 3]) << 24;
 }
 
-Packet roce(uint8_t opcode, uint32_t payload) {
-  Packet p;
+nic::RdmaPacket roce(uint8_t opcode, uint32_t payload) {
+  nic::RdmaPacket p;
   p.link_layer = LinkLayer::RoCEv2;
   p.src = 0x7f000102;  // 127.0.1.2
   p.dst = 0x7f000101;
@@ -36,7 +37,7 @@ Packet roce(uint8_t opcode, uint32_t payload) {
 }  // namespace
 
 TEST_CASE("roce: SEND only, 10 bytes of zeros — offsets per Ethernet/IPv4/UDP/BTH layouts") {
-  Packet p = roce(0x04, 10);
+  nic::RdmaPacket p = roce(0x04, 10);
   std::vector<uint8_t> f;
   REQUIRE(trace::encode(p, f));
   // 14 Ethernet + 20 IPv4 + 8 UDP + 12 BTH + 10 payload + 2 pad + 4 ICRC = 70
@@ -77,7 +78,7 @@ TEST_CASE("roce: SEND only, 10 bytes of zeros — offsets per Ethernet/IPv4/UDP/
 }
 
 TEST_CASE("roce: CE mark, priority tag, extension headers in opcode order") {
-  Packet p = roce(0x0b, 0);  // RDMA WRITE only with immediate: RETH then ImmDt
+  nic::RdmaPacket p = roce(0x0b, 0);  // RDMA WRITE only with immediate: RETH then ImmDt
   p.ce = true;
   p.priority = 3;
   p.reth = {.va = 0x1122334455667788ull, .rkey = 0xaabbccdd, .dma_len = 0};
@@ -106,14 +107,36 @@ TEST_CASE("roce: headers follow the opcode table") {
   CHECK(trace::headers_for_opcode(0x65) == (kHasDeth | kHasImm));
   CHECK(trace::headers_for_opcode(0x17) == kHasIeth);
   CHECK(trace::headers_for_opcode(0x2c) == 0xffff);             // UC has no READ
-  Packet bad = roce(0x2c, 0);
+  nic::RdmaPacket bad = roce(0x2c, 0);
   std::vector<uint8_t> f;
   CHECK_FALSE(trace::encode(bad, f));
   CHECK(f.empty());
 }
 
+TEST_CASE("a transport-kind packet without a transport part (a bare net::Packet) is not encoded") {
+  // The transport headers live in nic::RdmaPacket; a plain net::Packet has none to write, on
+  // any link layer, so the encoder refuses it rather than inventing a BTH.
+  for (LinkLayer ll : {LinkLayer::RoCEv2, LinkLayer::InfiniBand, LinkLayer::IWarp}) {
+    for (PacketKind k : {PacketKind::Transport, PacketKind::Cnp}) {
+      Packet bare;
+      bare.kind = k;
+      bare.link_layer = ll;
+      std::vector<uint8_t> f;
+      CHECK_FALSE(trace::encode(bare, f));
+      CHECK(f.empty());
+    }
+  }
+  // clone() keeps the dynamic type: the copy of an RdmaPacket still encodes, byte for byte.
+  const nic::RdmaPacket p = roce(0x04, 10);
+  std::unique_ptr<Packet> copy = p.clone();
+  std::vector<uint8_t> a, b;
+  REQUIRE(trace::encode(p, a));
+  REQUIRE(trace::encode(*copy, b));
+  CHECK(a == b);
+}
+
 TEST_CASE("roce: CNP is BTH 0x81 + 16 reserved bytes; PFC is a MAC control frame") {
-  Packet c = roce(0, 0);
+  nic::RdmaPacket c = roce(0, 0);
   c.kind = PacketKind::Cnp;
   std::vector<uint8_t> f;
   REQUIRE(trace::encode(c, f));
@@ -137,7 +160,7 @@ TEST_CASE("roce: CNP is BTH 0x81 + 16 reserved bytes; PFC is a MAC control frame
 }
 
 TEST_CASE("ib: LRH, BTH, ICRC and VCRC") {
-  Packet p = roce(0x11, 0);  // ACK: BTH + AETH
+  nic::RdmaPacket p = roce(0x11, 0);  // ACK: BTH + AETH
   p.link_layer = LinkLayer::InfiniBand;
   p.src = 7;
   p.dst = 0x1234;

@@ -8,6 +8,7 @@
 #include "sim/net/wire.h"
 #include "sim/nic/iwarp.h"
 #include "sim/trace/encode.h"
+#include "sim/nic/rdma_packet.h"
 #include "sim/trace/iwarp_encode.h"
 
 using namespace rdmasim;
@@ -26,8 +27,8 @@ uint32_t le32(const std::vector<uint8_t>& b, size_t at) {
 // Offsets with no VLAN tag: Ethernet 14, IPv4 20, TCP 20 + 12 (NOP NOP timestamps).
 constexpr size_t kIp = 14, kTcp = 34, kMpa = 66;
 
-Packet segment(const IwarpFpdu& f, uint32_t payload) {
-  Packet p;
+nic::RdmaPacket segment(const nic::IwarpFpdu& f, uint32_t payload) {
+  nic::RdmaPacket p;
   p.kind = PacketKind::Transport;
   p.link_layer = LinkLayer::IWarp;
   p.src = 0x7f000102;  // 127.0.1.2
@@ -53,7 +54,7 @@ Packet segment(const IwarpFpdu& f, uint32_t payload) {
 
 // RFC 1071: the ones' complement sum over the pseudo header and the segment, its checksum
 // field included, is 0xffff when the checksum is right.
-uint32_t tcp_sum(const Packet& p, const std::vector<uint8_t>& f) {
+uint32_t tcp_sum(const nic::RdmaPacket& p, const std::vector<uint8_t>& f) {
   const size_t len = f.size() >= kTcp ? be16(f, kIp + 2) - 20 : 0;
   uint32_t sum = (p.src >> 16) + (p.src & 0xffff) + (p.dst >> 16) + (p.dst & 0xffff) + 6 + len;
   for (size_t i = 0; i < len; i += 2) sum += (f[kTcp + i] << 8) | (i + 1 < len ? f[kTcp + i + 1] : 0);
@@ -80,13 +81,13 @@ TEST_CASE("iwarp encode: CRC32c matches RFC 3720 B.4 and the CRC-32C check value
 }
 
 TEST_CASE("iwarp encode: a tagged RDMA Write FPDU, byte by byte") {
-  IwarpFpdu f;
+  nic::IwarpFpdu f;
   f.rdmap_opcode = iw::kRdmapWrite;
   f.tagged = true;
   f.last = true;
   f.stag = 0x1000aa;
   f.to = 0x00007f0011223344ull;
-  const Packet p = segment(f, 13);
+  const nic::RdmaPacket p = segment(f, 13);
   // ULPDU = tagged header 14 + 13 payload = 27; pad to 4 with the length field: 3; CRC 4.
   REQUIRE(p.tcp.len == 2 + 27 + 3 + 4);
   std::vector<uint8_t> o;
@@ -120,12 +121,12 @@ TEST_CASE("iwarp encode: a tagged RDMA Write FPDU, byte by byte") {
 }
 
 TEST_CASE("iwarp encode: untagged Send and Read Request headers") {
-  IwarpFpdu s;
+  nic::IwarpFpdu s;
   s.rdmap_opcode = iw::kRdmapSend;
   s.qn = 0;
   s.msn = 7;
   s.mo = 2848;
-  const Packet send = segment(s, 8);
+  const nic::RdmaPacket send = segment(s, 8);
   std::vector<uint8_t> o;
   REQUIRE(trace::encode_iwarp_segment(send, o));
   CHECK(be16(o, kMpa) == 18 + 8);
@@ -137,14 +138,14 @@ TEST_CASE("iwarp encode: untagged Send and Read Request headers") {
   CHECK(be32(o, kMpa + 16) == 2848);            // MO
   CHECK(std::memcmp(o.data() + kMpa + 20, "abcdefgh", 8) == 0);
 
-  IwarpFpdu r;
+  nic::IwarpFpdu r;
   r.rdmap_opcode = iw::kRdmapReadRequest;
   r.qn = 1;
   r.msn = 3;
   r.last = true;
   r.sink_stag = 0x2222;
   r.sink_to = 0x5000;
-  Packet rr = segment(r, 0);
+  nic::RdmaPacket rr = segment(r, 0);
   rr.reth = {.va = 0x9000, .rkey = 0x3333, .dma_len = 65536};
   o.clear();
   REQUIRE(trace::encode_iwarp_segment(rr, o));
@@ -159,7 +160,7 @@ TEST_CASE("iwarp encode: untagged Send and Read Request headers") {
 }
 
 TEST_CASE("iwarp encode: MPA start frames, pure ACKs, and sizes that do not match") {
-  IwarpFpdu req;
+  nic::IwarpFpdu req;
   req.mpa_request = true;
   std::vector<uint8_t> o;
   REQUIRE(trace::encode_iwarp_segment(segment(req, 0), o));
@@ -168,13 +169,13 @@ TEST_CASE("iwarp encode: MPA start frames, pure ACKs, and sizes that do not matc
   CHECK(o[kMpa + 16] == 0x40);                  // M 0 (no markers), C 1 (CRC), R 0
   CHECK(o[kMpa + 17] == 1);                     // revision 1
   CHECK(be16(o, kMpa + 18) == 0);               // no private data
-  IwarpFpdu rep;
+  nic::IwarpFpdu rep;
   rep.mpa_reply = true;
   o.clear();
   REQUIRE(trace::encode_iwarp_segment(segment(rep, 0), o));
   CHECK(std::memcmp(o.data() + kMpa, "MPA ID Rep Frame", 16) == 0);
 
-  Packet ack = segment(IwarpFpdu{}, 0);
+  nic::RdmaPacket ack = segment(nic::IwarpFpdu{}, 0);
   ack.tcp.len = 0;
   ack.tcp.flags = 0x10;
   o.clear();
@@ -182,7 +183,7 @@ TEST_CASE("iwarp encode: MPA start frames, pure ACKs, and sizes that do not matc
   CHECK(o.size() == kMpa);                      // headers only (66 >= the 60-byte minimum)
   CHECK(tcp_sum(ack, o) == 0xffff);
 
-  Packet bad = segment(IwarpFpdu{}, 10);
+  nic::RdmaPacket bad = segment(nic::IwarpFpdu{}, 10);
   bad.fpdu.ulpdu_len = 5;  // says 5, the headers and payload make 28
   o.assign(3, 0xee);
   CHECK_FALSE(trace::encode_iwarp_segment(bad, o));
@@ -190,11 +191,11 @@ TEST_CASE("iwarp encode: MPA start frames, pure ACKs, and sizes that do not matc
 }
 
 TEST_CASE("iwarp encode: trace::encode encodes an iWARP segment with the iWARP encoder") {
-  IwarpFpdu f;
+  nic::IwarpFpdu f;
   f.rdmap_opcode = iw::kRdmapSend;
   f.msn = 1;
   std::vector<uint8_t> a, b;
-  const Packet p = segment(f, 100);
+  const nic::RdmaPacket p = segment(f, 100);
   REQUIRE(trace::encode(p, a));
   REQUIRE(trace::encode_iwarp_segment(p, b));
   CHECK(a == b);
