@@ -1,6 +1,7 @@
 /* What the examples share: one device, a PD, a registered buffer, a CQ and RC QPs connected
- * through rdmasim/oob.h (each side publishes its QP under a key and reads the peer's). Plain
- * verbs: the same code runs in a study (virtual time), through the daemon, or on a real NIC. */
+ * through rdmasim/oob.h (each side publishes its QP under a key and reads the peer's) and
+ * rdmasim/connect.h. Plain verbs: the same code runs in a study (virtual time), through the
+ * daemon, or on a real NIC. */
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rdmasim/connect.h"
 #include "rdmasim/oob.h"
 
 struct ex_dev {
@@ -18,12 +20,10 @@ struct ex_dev {
   struct ibv_mr *mr;
   uint8_t *buf;
   size_t len;
-  int ethernet;
-  uint16_t lid;
-  union ibv_gid gid;
+  struct rdmasim_addr addr;
 };
 
-struct ex_end { uint32_t qpn; uint16_t lid; uint8_t gid[16]; };
+struct ex_end { uint32_t qpn; struct rdmasim_addr addr; };
 
 static int ex_open(struct ex_dev *d, size_t len, int cqe) {
   struct ibv_device **list = ibv_get_device_list(NULL);
@@ -31,11 +31,7 @@ static int ex_open(struct ex_dev *d, size_t len, int cqe) {
   d->ctx = ibv_open_device(list[0]);
   ibv_free_device_list(list);
   if (!d->ctx) return 2;
-  struct ibv_port_attr pa;
-  if (ibv_query_port(d->ctx, 1, &pa)) return 3;
-  d->ethernet = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
-  d->lid = pa.lid;
-  if (ibv_query_gid(d->ctx, 1, 0, &d->gid)) return 4;
+  if (rdmasim_port_addr(d->ctx, &d->addr)) return 3;
   d->pd = ibv_alloc_pd(d->ctx);
   d->cq = ibv_create_cq(d->ctx, cqe, NULL, NULL, 0);
   d->len = len;
@@ -59,36 +55,14 @@ static struct ibv_qp *ex_qp(struct ex_dev *d, int depth) {
   return ibv_create_qp(d->pd, &a);
 }
 
-/* Publishes qp as `mine`, reads `theirs` (waiting for it) and takes qp to RTS towards it. */
+/* Publishes qp as `mine`, reads `theirs` (waiting for it) and takes qp to RTS towards it
+ * (rdmasim/connect.h: 1024 B MTU, no remote access, no READs). */
 static int ex_connect(struct ex_dev *d, struct ibv_qp *qp, const char *mine, const char *theirs) {
-  struct ex_end me = {qp->qp_num, d->lid, {0}}, peer;
-  memcpy(me.gid, d->gid.raw, 16);
+  struct ex_end me = {qp->qp_num, d->addr}, peer;
   if (rdmasim_oob_put(mine, &me, sizeof me) || rdmasim_oob_get(theirs, &peer, sizeof peer)) return 1;
-  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1};
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-    return 2;
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_1024;
-  a.dest_qp_num = peer.qpn;
-  a.min_rnr_timer = 12;
-  a.ah_attr.dlid = peer.lid;
-  a.ah_attr.port_num = 1;
-  if (d->ethernet) {
-    a.ah_attr.is_global = 1;
-    memcpy(a.ah_attr.grh.dgid.raw, peer.gid, 16);
-    a.ah_attr.grh.hop_limit = 64;
-  }
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-    return 3;
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                   IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) ? 4 : 0;
+  const struct rdmasim_rc_opts o = {IBV_MTU_1024, 0, 0, 0};
+  const int step = rdmasim_rc_connect(qp, peer.qpn, &peer.addr, &o);
+  return step ? 1 + step : 0;
 }
 
 static int ex_post_recv(struct ex_dev *d, struct ibv_qp *qp, size_t off, uint32_t len, uint64_t id) {

@@ -8,40 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rdmasim/connect.h"
 #include "rdmasim/oob.h"
 
-struct end { uint32_t qpn, rkey; uint16_t lid; uint8_t gid[16]; uint64_t addr; };
-
-static int to_rts(struct ibv_qp *qp, const struct end *p, int ethernet) {
-  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-                          .qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-    return 1;
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_4096;
-  a.dest_qp_num = p->qpn;
-  a.max_dest_rd_atomic = 1;
-  a.min_rnr_timer = 12;
-  a.ah_attr.dlid = p->lid;
-  a.ah_attr.port_num = 1;
-  if (ethernet) {
-    a.ah_attr.is_global = 1;
-    memcpy(a.ah_attr.grh.dgid.raw, p->gid, 16);
-    a.ah_attr.grh.hop_limit = 64;
-  }
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                               IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-    return 2;
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.max_rd_atomic = 1;
-  return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                                   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) ? 3 : 0;
-}
+struct end { uint32_t qpn, rkey; uint64_t addr; struct rdmasim_addr at; };
 
 int rdmasim_main(int argc, char **argv) {
   if (argc != 6) {
@@ -55,8 +25,6 @@ int rdmasim_main(int argc, char **argv) {
   struct ibv_device **list = ibv_get_device_list(NULL);
   struct ibv_context *ctx = ibv_open_device(list[0]);
   ibv_free_device_list(list);
-  struct ibv_port_attr pa;
-  ibv_query_port(ctx, 1, &pa);
   struct ibv_pd *pd = ibv_alloc_pd(ctx);
   uint8_t *buf = calloc(1, msg);
   struct ibv_mr *mr = ibv_reg_mr(pd, buf, msg, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
@@ -66,10 +34,8 @@ int rdmasim_main(int argc, char **argv) {
                                         .max_send_sge = 1, .max_recv_sge = 1}};
   struct ibv_qp *sq = ibv_create_qp(pd, &qa), *rq = ibv_create_qp(pd, &qa);
   if (!mr || !sq || !rq) return 3;
-  union ibv_gid gid;
-  ibv_query_gid(ctx, 1, 0, &gid);
-  struct end me = {0, mr->rkey, pa.lid, {0}, (uintptr_t)buf}, them;
-  memcpy(me.gid, gid.raw, 16);
+  struct end me = {0, mr->rkey, (uintptr_t)buf, {0}}, them;
+  if (rdmasim_port_addr(ctx, &me.at)) return 3;
   char key[32];
   me.qpn = sq->qp_num;
   snprintf(key, sizeof key, "send%d", rank);
@@ -77,12 +43,13 @@ int rdmasim_main(int argc, char **argv) {
   me.qpn = rq->qp_num;
   snprintf(key, sizeof key, "recv%d", rank);
   rdmasim_oob_put(key, &me, sizeof me);
-  const int eth = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+  /* 4096 B MTU, the target grants REMOTE_WRITE, one READ/atomic each way (unused). */
+  const struct rdmasim_rc_opts o = {IBV_MTU_4096, IBV_ACCESS_REMOTE_WRITE, 1, 0};
   snprintf(key, sizeof key, "recv%d", dst);
-  if (rdmasim_oob_get(key, &them, sizeof them) || to_rts(sq, &them, eth)) return 4;
+  if (rdmasim_oob_get(key, &them, sizeof them) || rdmasim_rc_connect(sq, them.qpn, &them.at, &o)) return 4;
   snprintf(key, sizeof key, "send%d", src);
   struct end from;
-  if (rdmasim_oob_get(key, &from, sizeof from) || to_rts(rq, &from, eth)) return 5;
+  if (rdmasim_oob_get(key, &from, sizeof from) || rdmasim_rc_connect(rq, from.qpn, &from.at, &o)) return 5;
   rdmasim_oob_barrier();
   const uint64_t messages = (bytes + msg - 1) / msg;
   uint64_t posted = 0, done = 0;

@@ -12,13 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rdmasim/connect.h"
 #include "rdmasim/oob.h"
 
 enum { BUF = 65536, MSG = 4096, UD_MSG = 256, GRH = 40, QKEY = 0x11111111 };
 enum { OFF_WRITE = 0, OFF_READ_SRC = 8192, OFF_READ_DST = 16384, OFF_SEND = 24576,
        OFF_ATOMIC = 32768, OFF_ATOMIC_RET = 32776, OFF_UD = 40960, OFF_CHAN = 49152 };
 
-struct peer { uint32_t rc_qpn, ud_qpn, rkey; uint16_t lid; uint8_t gid[16]; uint64_t addr; };
+struct peer { uint32_t rc_qpn, ud_qpn, rkey; uint64_t addr; struct rdmasim_addr at; };
 
 static int failures;
 static void check(int cond, const char *what) {
@@ -35,7 +36,6 @@ struct ctx {
   struct ibv_qp *rc, *ud;
   struct ibv_ah *ah;
   uint8_t *buf;
-  int ethernet;
 };
 
 /* Byte i of what rank r writes: differs per rank and per position. */
@@ -89,9 +89,6 @@ static int setup(struct ctx *c) {
   c->dev = ibv_open_device(list[0]);
   ibv_free_device_list(list);
   if (!c->dev) return 2;
-  struct ibv_port_attr pa;
-  if (ibv_query_port(c->dev, 1, &pa)) return 3;
-  c->ethernet = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
   c->pd = ibv_alloc_pd(c->dev);
   c->buf = calloc(1, BUF);
   c->mr = ibv_reg_mr(c->pd, c->buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -111,43 +108,12 @@ static int setup(struct ctx *c) {
   return c->rc && c->ud ? 0 : 5;
 }
 
-static void fill_av(struct ctx *c, const struct peer *p, struct ibv_ah_attr *av) {
-  memset(av, 0, sizeof *av);
-  av->dlid = p->lid;
-  av->port_num = 1;
-  if (c->ethernet) {
-    av->is_global = 1;
-    memcpy(av->grh.dgid.raw, p->gid, 16);
-    av->grh.hop_limit = 64;
-  }
-}
-
 /* RC: RESET -> INIT -> RTR -> RTS to the peer; UD: to RTS with the qkey (man ibv_modify_qp). */
 static int connect(struct ctx *c, const struct peer *p) {
-  struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-                          .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-                                             IBV_ACCESS_REMOTE_ATOMIC};
-  if (ibv_modify_qp(c->rc, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-    return 1;
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_4096;
-  a.dest_qp_num = p->rc_qpn;
-  a.max_dest_rd_atomic = 4;
-  a.min_rnr_timer = 12;
-  fill_av(c, p, &a.ah_attr);
-  if (ibv_modify_qp(c->rc, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-    return 2;
-  memset(&a, 0, sizeof a);
-  a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.max_rd_atomic = 4;
-  if (ibv_modify_qp(c->rc, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                   IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-    return 3;
+  const struct rdmasim_rc_opts o = {IBV_MTU_4096, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                                                      IBV_ACCESS_REMOTE_ATOMIC, 4, 0};
+  const int step = rdmasim_rc_connect(c->rc, p->rc_qpn, &p->at, &o);
+  if (step) return step;
   struct ibv_qp_attr u = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
   if (ibv_modify_qp(c->ud, &u, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)) return 4;
   u.qp_state = IBV_QPS_RTR;
@@ -156,7 +122,7 @@ static int connect(struct ctx *c, const struct peer *p) {
   u.sq_psn = 0;
   if (ibv_modify_qp(c->ud, &u, IBV_QP_STATE | IBV_QP_SQ_PSN)) return 6;
   struct ibv_ah_attr av;
-  fill_av(c, p, &av);
+  rdmasim_fill_ah(&av, &p->at, 0);
   c->ah = ibv_create_ah(c->pd, &av);
   return c->ah ? 0 : 7;
 }
@@ -187,12 +153,8 @@ int rdmasim_main(int argc, char **argv) {
     fprintf(stderr, "%s: set-up failed at step %d\n", argv[0], rc);
     return 10 + rc;
   }
-  struct peer me = {c.rc->qp_num, c.ud->qp_num, c.mr->rkey, 0, {0}, (uintptr_t)c.buf}, them;
-  struct ibv_port_attr pa;
-  ibv_query_port(c.dev, 1, &pa);
-  me.lid = pa.lid;
-  union ibv_gid gid;
-  if (ibv_query_gid(c.dev, 1, 0, &gid) == 0) memcpy(me.gid, gid.raw, 16);
+  struct peer me = {c.rc->qp_num, c.ud->qp_num, c.mr->rkey, (uintptr_t)c.buf, {0}}, them;
+  if (rdmasim_port_addr(c.dev, &me.at)) return 19;
   snprintf(key, sizeof key, "peer%d", rank);
   rdmasim_oob_put(key, &me, sizeof me);
   snprintf(key, sizeof key, "peer%d", peer_rank);
