@@ -164,6 +164,7 @@ void Runtime::end_spin(Process& p) {
 }
 
 void Runtime::oob_publish(const std::string& key) {
+  if (put_hook_) put_hook_(key, keys_.at(key));
   auto w = key_waiters_.find(key);
   if (w == key_waiters_.end()) return;
   std::vector<Process*> waiting = std::move(w->second);

@@ -85,6 +85,11 @@ class Runtime {
   // running then are ended (reported "did not finish").
   void run(Time limit, const std::function<bool()>& others_done);
 
+  // Called with every key a program publishes, at the virtual time of the put (the study
+  // runner learns the workload programs' QPs and flow ends this way).
+  using PutHook = std::function<void(const std::string& key, const std::vector<uint8_t>& value)>;
+  void set_put_hook(PutHook hook) { put_hook_ = std::move(hook); }
+
   const std::vector<InstanceResult>& results() const { return results_; }
   const std::vector<OutputLine>& output() const { return output_; }
   size_t size() const { return procs_.size(); }
@@ -126,6 +131,7 @@ class Runtime {
   std::map<std::string, std::vector<uint8_t>> keys_;
   std::map<std::string, std::vector<Process*>> key_waiters_;
   std::vector<Process*> barrier_;
+  PutHook put_hook_;
   std::vector<InstanceResult> results_;
   std::vector<OutputLine> output_;
 };

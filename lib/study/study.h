@@ -42,12 +42,17 @@ struct ProgramSpec {
   std::vector<std::string> args;
 };
 
+// Who moves the flows: the runner itself, on the HCA models ("builtin"), or one instance of
+// lib/workloads/flows.c per host, through the verbs front end in fibers ("programs").
+enum class FlowDriver : uint8_t { Builtin, Programs };
+
 struct StudySpec {
   std::string name;
   std::string fabric_source;    // "embedded default", "inline", or the config's path
   nlohmann::json fabric;        // the fabric config, with the study's "observe" applied
   std::vector<FlowSpec> flows;
   std::vector<ProgramSpec> programs;
+  FlowDriver flow_driver = FlowDriver::Builtin;   // "flow_driver": "builtin" | "programs"
   Time empty_poll_cost = ns(50);   // "fibers": {"empty_poll_ns"}: CPU time of one empty poll
   uint32_t stack_kib = 1024;       // "fibers": {"stack_kib"}: each fiber's stack
   uint32_t spin_cap = 1024;        // "fibers": {"spin_cap"}: coalesced polls at most (0: off)

@@ -122,7 +122,7 @@ void write_outputs(const StudySpec& spec, const StudyResult& result, const std::
     write_file(dir + "/queues.csv", q.str());
   }
   write_file(dir + "/report.html", report_html(spec, result));
-  if (!spec.programs.empty()) {
+  if (!result.programs.empty()) {
     write_file(dir + "/programs.json", programs_json(result).dump(1) + "\n");
     std::string log;
     for (const ProgramLine& l : result.program_output) log += program_line(l) + "\n";

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "lib/inproc/runtime.h"
+#include "lib/study/flow_programs.h"
 #include "lib/study/study.h"
 #include "sim/core/engine.h"
 #include "sim/net/headers.h"
@@ -137,7 +138,7 @@ class Runner {
     }
     // One buffer and MR per NIC, as large as its largest message (+ the UD GRH).
     std::vector<uint32_t> need(nics.size(), 0);
-    for (const FlowSpec& f : spec_.flows) {
+    for (const FlowSpec& f : flow_programs_ ? std::vector<FlowSpec>{} : spec_.flows) {
       need[f.src] = std::max(need[f.src], f.message_bytes + kUdGrh);
       need[f.dst] = std::max(need[f.dst], f.message_bytes + kUdGrh);
     }
@@ -152,11 +153,15 @@ class Runner {
     const topo::RouteTable rt = topo::compute_routes(fs_);
     res_.flows.resize(spec_.flows.size());
     runs_.resize(spec_.flows.size());
-    for (size_t k = 0; k < spec_.flows.size(); ++k) setup(k, rt);
-    for (size_t k = 0; k < runs_.size(); ++k)
-      engine_.schedule_at(spec_.flows[k].start, [this, k] { pump(k); });
+    if (flow_programs_) {
+      for (size_t k = 0; k < spec_.flows.size(); ++k) ideal(k, rt);
+    } else {
+      for (size_t k = 0; k < spec_.flows.size(); ++k) setup(k, rt);
+      for (size_t k = 0; k < runs_.size(); ++k)
+        engine_.schedule_at(spec_.flows[k].start, [this, k] { pump(k); });
+    }
 
-    if (spec_.programs.empty()) engine_.run_until(spec_.time_limit);
+    if (spec_.programs.empty() && !flow_programs_) engine_.run_until(spec_.time_limit);
     else run_programs();
     res_.end = engine_.now();
     res_.events = engine_.events_run();
@@ -287,6 +292,15 @@ class Runner {
     if (f.op == Op::Send) {
       while (fr.recvs_posted < std::min<uint64_t>(rdepth, f.messages)) post_recv(k);
     }
+    ideal(k, rt);
+  }
+
+  void ideal(size_t k, const topo::RouteTable& rt) {
+    const FlowSpec& f = spec_.flows[k];
+    FlowRun& fr = runs_[k];
+    fr.spec = &f;
+    fr.res = &res_.flows[k];
+    const bool read = f.op == Op::Read;
     // Ideal FCT: payload wire bytes at the bottleneck, plus the data path's latency; plus
     // the request's trip for READs and the ACK's trip back for RC WRITE/SEND (the
     // completion at the requester is the finish).
@@ -428,6 +442,14 @@ class Runner {
     opts.stack_bytes = size_t{spec_.stack_kib} * 1024;
     opts.spin_cap = spec_.spin_cap;
     inproc::Runtime rt(engine_, *fabric_, hcas_, opts);
+    if (flow_programs_) {
+      // The flows' instances first (their ranks are the ones flow_instances gave them).
+      for (const inproc::ProgramInstance& inst : flow_instances(spec_, fabric_hosts())) {
+        std::string why;
+        if (!rt.add(inst, &why)) throw std::runtime_error("the flows program on " + inst.host + ": " + why);
+      }
+      rt.set_put_hook([this](const std::string& key, const std::vector<uint8_t>& value) { on_flow_key(key, value); });
+    }
     for (const ProgramSpec& prog : spec_.programs)
       for (const std::string& host : prog.hosts) {
         std::string why;
@@ -441,7 +463,35 @@ class Runner {
       res_.program_output.push_back({l.at, l.host, l.stream, l.text});
   }
 
+  std::vector<std::string> fabric_hosts() const {
+    std::vector<std::string> hosts;
+    for (const topo::HostNic& n : fabric_->nics()) hosts.push_back(n.host);
+    return hosts;
+  }
+
+  // What a flows.c instance published: the receiving side's QP (its payload is timed from
+  // then on) or the requester's end of the flow, at this virtual time.
+  void on_flow_key(const std::string& key, const std::vector<uint8_t>& value) {
+    FlowKey fk;
+    if (!parse_flow_key(key, value, &fk) || fk.flow >= runs_.size()) return;
+    const FlowSpec& f = spec_.flows[fk.flow];
+    FlowRun& fr = runs_[fk.flow];
+    if (fk.what != FlowKey::Done) {
+      // The payload arrives at dst: on the responder's QP, or a READ's requester's.
+      if ((fk.what == FlowKey::Req) == (f.op == Op::Read)) rx_flow_[uint64_t{f.dst} << 32 | fk.qpn] = fk.flow;
+      return;
+    }
+    fr.res->messages_completed = fk.messages;
+    if (fk.status != 0)
+      fail(fk.flow, fk.status < 0 ? std::string("post_send refused a message")
+                                  : "message " + std::to_string(fk.messages) + " completed with " +
+                                        status_name(static_cast<WcStatus>(fk.status)));
+    else if (f.qp == QpKind::RC)
+      finish(fk.flow);
+  }
+
   const StudySpec& spec_;
+  const bool flow_programs_ = spec_.flow_driver == FlowDriver::Programs && !spec_.flows.empty();
   topo::FabricSpec fs_;
   Engine engine_;
   std::unique_ptr<topo::Fabric> fabric_;

@@ -319,7 +319,7 @@ StudySpec parse_study(const json& study, const std::string& base_dir) {
   const std::string root = "study";
   StudySpec spec;
   if (!r.object(study, root, {"name", "fabric", "observe", "time_limit_us", "goodput_bin_ns",
-                              "defaults", "flows", "generators", "programs", "fibers"}))
+                              "defaults", "flows", "generators", "programs", "fibers", "flow_driver"}))
     throw topo::ConfigError(r.errors());
   spec.name = r.string(study, "name", root, "study", "a study name");
   spec.time_limit = from_ns_double(1000.0 * r.number(study, "time_limit_us", root, 100'000, 0, true,
@@ -399,6 +399,21 @@ StudySpec parse_study(const json& study, const std::string& base_dir) {
     }
   }
   read_programs(r, study, root, base_dir, fs, spec);
+  const std::string driver = r.string(study, "flow_driver", root, "builtin", "\"builtin\" or \"programs\"");
+  if (driver == "programs") {
+    spec.flow_driver = FlowDriver::Programs;
+    // flows.c opens its host's first device: a flow's NIC must be its host's only one.
+    bool reported = false;
+    for (const FlowSpec& f : spec.flows)
+      for (size_t nic : {f.src, f.dst})
+        if (!reported && ep.names[nic].find('/') != std::string::npos) {
+          r.error(join(root, "flow_driver"), json(driver), "needs one NIC per host (" + ep.names[nic] +
+                  " is one of several)", "\"builtin\" for flows on multi-NIC hosts");
+          reported = true;
+        }
+  } else if (driver != "builtin") {
+    r.error(join(root, "flow_driver"), json(driver), "is not a flow driver", "\"builtin\" or \"programs\"");
+  }
   if (r.ok() && spec.flows.empty() && spec.programs.empty())
     r.error(root, "has no flows; expected \"flows\", \"generators\" or \"programs\" with at least one");
   if (!r.ok()) throw topo::ConfigError(r.errors());
