@@ -4,6 +4,7 @@
 #include <map>
 #include <random>
 
+#include "lib/study/flow_cdf.h"
 #include "lib/study/study.h"
 #include "sim/topo/config_reader.h"
 #include "sim/topo/fabric.h"
@@ -229,10 +230,71 @@ void finish_flow(ConfigReader& r, const std::string& path, FlowSpec& f, bool has
             "at most " + std::to_string(fs.mtu) + " bytes (the fabric's MTU)");
 }
 
+// "poisson": flows arriving at each host as a Poisson process whose mean inter-arrival is
+// mean size x 8 / (load x the host's link rate), sizes drawn from a CDF file, destinations
+// uniform over the other hosts: the generator of the HPCC paper's evaluation
+// (traffic_gen.py), so the offered load per host link is `load`.
+void read_poisson(ConfigReader& r, const json& g, const std::string& path, const FlowSpec& defaults,
+                  const Endpoints& ep, const topo::FabricSpec& fs, const std::string& base_dir,
+                  std::vector<FlowSpec>& flows) {
+  if (!r.object(g, path, {"type", "hosts", "load", "cdf", "duration_us", "seed", "op", "qp",
+                          "message_bytes", "start_ns", "priority", "window"}))
+    return;
+  FlowSpec base = defaults;
+  bool has_bytes = true, has_messages = false;
+  read_flow_keys(r, g, path, base, &has_bytes, &has_messages);
+  const double load = r.number(g, "load", path, std::nullopt, 0, true, 1, "an offered load per host link, 0 < load <= 1");
+  const double duration_us = r.number(g, "duration_us", path, std::nullopt, 0, true, 1e9,
+                                      "the span of arrivals in us > 0");
+  const uint64_t seed = static_cast<uint64_t>(r.integer(g, "seed", path, 1, 0, INT64_MAX, "a seed >= 0"));
+  std::string cdf_path = r.string(g, "cdf", path, std::nullopt, "the path of a flow-size CDF file (configs/workloads/)");
+  const std::vector<size_t> hosts = host_list(r, ep, g, path, "hosts");
+  if (!r.ok()) return;
+  if (hosts.size() < 2) {
+    r.error(join(path, "hosts"), "has fewer than 2 hosts; expected at least 2 for Poisson arrivals");
+    return;
+  }
+  if (!cdf_path.empty() && cdf_path[0] != '/' && !base_dir.empty()) cdf_path = base_dir + "/" + cdf_path;
+  FlowSizeCdf cdf;
+  std::string why;
+  if (!cdf.load(cdf_path, &why)) {
+    r.error(join(path, "cdf"), g["cdf"], why, "a CDF file of \"<size in bytes> <cumulative percent>\" lines");
+    return;
+  }
+  std::mt19937_64 rng(seed);
+  const double mean = cdf.mean();
+  const Time end = base.start + from_ns_double(duration_us * 1000);
+  // Arrivals host by host, then merged by start time (host order breaking ties).
+  std::vector<std::pair<Time, FlowSpec>> made;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const double rate_bps = static_cast<double>(fs.links[static_cast<size_t>(fs.nic_link[hosts[i]])].rate.bps);
+    std::exponential_distribution<double> gap(load * rate_bps / (mean * 8));   // per second
+    std::uniform_int_distribution<size_t> other(0, hosts.size() - 2);
+    double t = base.start / 1e12;
+    for (;;) {
+      t += gap(rng);
+      const Time at = from_ns_double(t * 1e9);
+      if (at >= end) break;
+      FlowSpec f = base;
+      f.src = hosts[i];
+      const size_t d = other(rng);
+      f.dst = hosts[d >= i ? d + 1 : d];
+      f.start = at;
+      f.bytes = cdf.sample(rng);
+      f.name = ep.names[f.src] + "->" + ep.names[f.dst] + " (" + path.substr(6) + " poisson)";
+      finish_flow(r, path, f, true, fs);
+      made.emplace_back(at, std::move(f));
+    }
+  }
+  std::stable_sort(made.begin(), made.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& m : made) flows.push_back(std::move(m.second));
+}
+
 void read_generator(ConfigReader& r, const json& g, const std::string& path, const FlowSpec& defaults,
                     bool def_bytes, const Endpoints& ep, const topo::FabricSpec& fs,
-                    std::vector<FlowSpec>& flows) {
+                    const std::string& base_dir, std::vector<FlowSpec>& flows) {
   const std::string type = g.is_object() ? g.value("type", std::string()) : std::string();
+  if (type == "poisson") return read_poisson(r, g, path, defaults, ep, fs, base_dir, flows);
   if (type == "incast") {
     if (!r.object(g, path, {"type", "senders", "dst", "start_jitter_ns", "seed", RDMASIM_FLOW_KEYS})) return;
   } else if (type == "permutation" || type == "all_to_all") {
@@ -240,7 +302,7 @@ void read_generator(ConfigReader& r, const json& g, const std::string& path, con
   } else {
     if (!r.object(g, path, {"type"})) return;
     r.error(join(path, "type"), g.value("type", json()), "is not a generator",
-            "\"incast\", \"permutation\" or \"all_to_all\"");
+            "\"incast\", \"permutation\", \"all_to_all\" or \"poisson\"");
     return;
   }
   FlowSpec base = defaults;
@@ -395,7 +457,7 @@ StudySpec parse_study(const json& study, const std::string& base_dir) {
       r.error(p, a, "is not an array", "a list of generators {\"type\": \"incast\", ...}");
     } else {
       for (size_t i = 0; i < a.size(); ++i)
-        read_generator(r, a[i], index(p, i), defaults, def_bytes, ep, fs, spec.flows);
+        read_generator(r, a[i], index(p, i), defaults, def_bytes, ep, fs, base_dir, spec.flows);
     }
   }
   read_programs(r, study, root, base_dir, fs, spec);
