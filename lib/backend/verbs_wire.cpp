@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "lib/ipc/wire_fields.h"
+
 namespace rdmasim::backend {
 
 static_assert(static_cast<uint32_t>(ipc::LinkLayer::InfiniBand) == IBV_LINK_LAYER_INFINIBAND);
@@ -34,16 +36,14 @@ static_assert(ipc::kKnownSendFlags == (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_
                                        IBV_SEND_INLINE | IBV_SEND_IP_CSUM));
 
 ipc::WireQpCap to_wire(const ibv_qp_cap& c) {
-  return {c.max_send_wr, c.max_recv_wr, c.max_send_sge, c.max_recv_sge, c.max_inline_data};
+  ipc::WireQpCap w{};
+  ipc::qp_cap_fields(ipc::Cast{}, w, c);
+  return w;
 }
 
 ibv_qp_cap from_wire(const ipc::WireQpCap& c) {
   ibv_qp_cap r{};
-  r.max_send_wr = c.max_send_wr;
-  r.max_recv_wr = c.max_recv_wr;
-  r.max_send_sge = c.max_send_sge;
-  r.max_recv_sge = c.max_recv_sge;
-  r.max_inline_data = c.max_inline_data;
+  ipc::qp_cap_fields(ipc::Cast{}, r, c);
   return r;
 }
 
@@ -79,63 +79,29 @@ ibv_ah_attr from_wire(const ipc::WireAv& av) {
   return a;
 }
 
+namespace {
+// Field converters for ipc::qp_attr_fields: the nested structs by their own translation.
+struct ToWire : ipc::Cast {
+  using Cast::operator();
+  void operator()(ipc::WireQpCap& d, const ibv_qp_cap& s) const { d = to_wire(s); }
+  void operator()(ipc::WireAv& d, const ibv_ah_attr& s) const { d = to_wire(s); }
+};
+struct FromWire : ipc::Cast {
+  using Cast::operator();
+  void operator()(ibv_qp_cap& d, const ipc::WireQpCap& s) const { d = from_wire(s); }
+  void operator()(ibv_ah_attr& d, const ipc::WireAv& s) const { d = from_wire(s); }
+};
+}  // namespace
+
 ipc::WireQpAttr to_wire(const ibv_qp_attr& a) {
   ipc::WireQpAttr w{};
-  w.qp_state = static_cast<uint32_t>(a.qp_state);
-  w.cur_qp_state = static_cast<uint32_t>(a.cur_qp_state);
-  w.path_mtu = static_cast<uint32_t>(a.path_mtu);
-  w.path_mig_state = static_cast<uint32_t>(a.path_mig_state);
-  w.qkey = a.qkey;
-  w.rq_psn = a.rq_psn;
-  w.sq_psn = a.sq_psn;
-  w.dest_qp_num = a.dest_qp_num;
-  w.qp_access_flags = static_cast<uint32_t>(a.qp_access_flags);
-  w.cap = to_wire(a.cap);
-  w.ah_attr = to_wire(a.ah_attr);
-  w.alt_ah_attr = to_wire(a.alt_ah_attr);
-  w.pkey_index = a.pkey_index;
-  w.alt_pkey_index = a.alt_pkey_index;
-  w.en_sqd_async_notify = a.en_sqd_async_notify;
-  w.sq_draining = a.sq_draining;
-  w.max_rd_atomic = a.max_rd_atomic;
-  w.max_dest_rd_atomic = a.max_dest_rd_atomic;
-  w.min_rnr_timer = a.min_rnr_timer;
-  w.port_num = a.port_num;
-  w.timeout = a.timeout;
-  w.retry_cnt = a.retry_cnt;
-  w.rnr_retry = a.rnr_retry;
-  w.alt_port_num = a.alt_port_num;
-  w.alt_timeout = a.alt_timeout;
+  ipc::qp_attr_fields(ToWire{}, w, a);
   return w;
 }
 
 ibv_qp_attr from_wire(const ipc::WireQpAttr& w) {
   ibv_qp_attr a{};
-  a.qp_state = static_cast<ibv_qp_state>(w.qp_state);
-  a.cur_qp_state = static_cast<ibv_qp_state>(w.cur_qp_state);
-  a.path_mtu = static_cast<ibv_mtu>(w.path_mtu);
-  a.path_mig_state = static_cast<ibv_mig_state>(w.path_mig_state);
-  a.qkey = w.qkey;
-  a.rq_psn = w.rq_psn;
-  a.sq_psn = w.sq_psn;
-  a.dest_qp_num = w.dest_qp_num;
-  a.qp_access_flags = static_cast<unsigned>(w.qp_access_flags);
-  a.cap = from_wire(w.cap);
-  a.ah_attr = from_wire(w.ah_attr);
-  a.alt_ah_attr = from_wire(w.alt_ah_attr);
-  a.pkey_index = w.pkey_index;
-  a.alt_pkey_index = w.alt_pkey_index;
-  a.en_sqd_async_notify = w.en_sqd_async_notify;
-  a.sq_draining = w.sq_draining;
-  a.max_rd_atomic = w.max_rd_atomic;
-  a.max_dest_rd_atomic = w.max_dest_rd_atomic;
-  a.min_rnr_timer = w.min_rnr_timer;
-  a.port_num = w.port_num;
-  a.timeout = w.timeout;
-  a.retry_cnt = w.retry_cnt;
-  a.rnr_retry = w.rnr_retry;
-  a.alt_port_num = w.alt_port_num;
-  a.alt_timeout = w.alt_timeout;
+  ipc::qp_attr_fields(FromWire{}, a, w);
   return a;
 }
 

@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "lib/ipc/wire_fields.h"
 
 namespace rdmasim::daemon {
 
@@ -96,106 +100,66 @@ void to_cqe(const nic::Completion& c, uint32_t srq_handle, ipc::Cqe* out) {
   out->srq_handle = srq_handle;
 }
 
+namespace {
+// Field converters for ipc's field lists. From the wire, a value wider than the model's field
+// is clamped to the field's largest (a value the model then refuses on its own), and a state
+// past Error becomes one the model rejects; nested structs convert by their own lists.
+struct FromWire : ipc::Cast {
+  using Cast::operator();
+  template <class T, class U>
+    requires std::is_integral_v<T> && std::is_integral_v<U> && (sizeof(T) < sizeof(U))
+  void operator()(T& t, const U& u) const {
+    t = static_cast<T>(std::min<U>(u, std::numeric_limits<T>::max()));
+  }
+  void operator()(bool& t, uint8_t u) const { t = u != 0; }
+  void operator()(nic::QpState& t, uint32_t u) const {
+    t = static_cast<nic::QpState>(std::min<uint32_t>(u, 6));
+  }
+  void operator()(nic::QpCaps& d, const ipc::WireQpCap& s) const { d = to_caps(s); }
+  void operator()(nic::AddressVector& d, const ipc::WireAv& s) const { d = to_av(s); }
+};
+struct ToWire : ipc::Cast {
+  using Cast::operator();
+  void operator()(ipc::WireQpCap& d, const nic::QpCaps& s) const { d = from_caps(s); }
+  void operator()(ipc::WireAv& d, const nic::AddressVector& s) const { d = from_av(s); }
+};
+}  // namespace
+
 nic::AddressVector to_av(const ipc::WireAv& w) {
   nic::AddressVector av;
   std::memcpy(av.dgid.data(), w.dgid, 16);
-  av.flow_label = w.flow_label;
-  av.dlid = w.dlid;
-  av.sgid_index = w.sgid_index;
-  av.hop_limit = w.hop_limit;
-  av.traffic_class = w.traffic_class;
-  av.sl = w.sl;
-  av.src_path_bits = w.src_path_bits;
-  av.static_rate = w.static_rate;
-  av.is_global = w.is_global != 0;
-  av.port_num = w.port_num;
+  ipc::av_fields(FromWire{}, av, w);
   return av;
 }
 
 ipc::WireAv from_av(const nic::AddressVector& av) {
   ipc::WireAv w{};
   std::memcpy(w.dgid, av.dgid.data(), 16);
-  w.flow_label = av.flow_label;
-  w.dlid = av.dlid;
-  w.sgid_index = av.sgid_index;
-  w.hop_limit = av.hop_limit;
-  w.traffic_class = av.traffic_class;
-  w.sl = av.sl;
-  w.src_path_bits = av.src_path_bits;
-  w.static_rate = av.static_rate;
-  w.is_global = av.is_global ? 1 : 0;
-  w.port_num = av.port_num;
+  ipc::av_fields(ToWire{}, w, av);
   return w;
 }
 
 nic::QpCaps to_caps(const ipc::WireQpCap& c) {
-  return nic::QpCaps{c.max_send_wr, c.max_recv_wr, c.max_send_sge, c.max_recv_sge,
-                     c.max_inline_data};
+  nic::QpCaps q;
+  ipc::qp_cap_fields(ipc::Cast{}, q, c);
+  return q;
 }
 
 ipc::WireQpCap from_caps(const nic::QpCaps& c) {
-  return ipc::WireQpCap{c.max_send_wr, c.max_recv_wr, c.max_send_sge, c.max_recv_sge,
-                        c.max_inline_data};
+  ipc::WireQpCap w{};
+  ipc::qp_cap_fields(ipc::Cast{}, w, c);
+  return w;
 }
 
 nic::QpAttr to_qp_attr(const ipc::WireQpAttr& a) {
   nic::QpAttr q;
-  // Out-of-range states are clamped to a value the model rejects on its own (Err + mask).
-  q.qp_state = static_cast<nic::QpState>(std::min<uint32_t>(a.qp_state, 6));
-  q.cur_qp_state = static_cast<nic::QpState>(std::min<uint32_t>(a.cur_qp_state, 6));
-  q.path_mtu = static_cast<uint8_t>(std::min<uint32_t>(a.path_mtu, 255));
-  q.path_mig_state = static_cast<uint8_t>(a.path_mig_state);
-  q.qkey = a.qkey;
-  q.rq_psn = a.rq_psn;
-  q.sq_psn = a.sq_psn;
-  q.dest_qp_num = a.dest_qp_num;
-  q.qp_access_flags = a.qp_access_flags;
-  q.cap = to_caps(a.cap);
-  q.ah_attr = to_av(a.ah_attr);
-  q.alt_ah_attr = to_av(a.alt_ah_attr);
-  q.pkey_index = a.pkey_index;
-  q.alt_pkey_index = a.alt_pkey_index;
-  q.en_sqd_async_notify = a.en_sqd_async_notify != 0;
-  q.sq_draining = a.sq_draining != 0;
-  q.max_rd_atomic = a.max_rd_atomic;
-  q.max_dest_rd_atomic = a.max_dest_rd_atomic;
-  q.min_rnr_timer = a.min_rnr_timer;
-  q.port_num = a.port_num;
-  q.timeout = a.timeout;
-  q.retry_cnt = a.retry_cnt;
-  q.rnr_retry = a.rnr_retry;
-  q.alt_port_num = a.alt_port_num;
-  q.alt_timeout = a.alt_timeout;
+  ipc::qp_attr_fields(FromWire{}, q, a);
   return q;
 }
 
 ipc::WireQpAttr from_qp_attr(const nic::QpAttr& q) {
   ipc::WireQpAttr a{};
-  a.qp_state = static_cast<uint32_t>(q.qp_state);
-  a.cur_qp_state = static_cast<uint32_t>(q.cur_qp_state);
-  a.path_mtu = q.path_mtu;
-  a.path_mig_state = q.path_mig_state;
-  a.qkey = q.qkey;
-  a.rq_psn = q.rq_psn;
-  a.sq_psn = q.sq_psn;
-  a.dest_qp_num = q.dest_qp_num;
-  a.qp_access_flags = q.qp_access_flags;
-  a.cap = from_caps(q.cap);
-  a.ah_attr = from_av(q.ah_attr);
-  a.alt_ah_attr = from_av(q.alt_ah_attr);
-  a.pkey_index = q.pkey_index;
-  a.alt_pkey_index = q.alt_pkey_index;
-  a.en_sqd_async_notify = q.en_sqd_async_notify;
-  a.sq_draining = q.sq_draining;
-  a.max_rd_atomic = q.max_rd_atomic;
-  a.max_dest_rd_atomic = q.max_dest_rd_atomic;
-  a.min_rnr_timer = q.min_rnr_timer;
-  a.port_num = q.port_num;
-  a.timeout = q.timeout;
-  a.retry_cnt = q.retry_cnt;
-  a.rnr_retry = q.rnr_retry;
-  a.alt_port_num = q.alt_port_num;
-  a.alt_timeout = q.alt_timeout;
+  ipc::qp_attr_fields(ToWire{}, a, q);
   return a;
 }
 
