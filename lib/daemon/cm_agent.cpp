@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "lib/daemon/device_info.h"
 
 namespace rdmasim::daemon {
@@ -279,6 +281,8 @@ int CmAgent::connect(Client& c, const ipc::CmConnectReq& r) {
   const Key self{c.id, r.id};
   if (listener == Key{}) {
     // The remote CM answers a REQ for a service nobody listens on with a REJ.
+    spdlog::info("rdmasim: cm: REQ from {} to {} port {} (ps 0x{:x}): no listener, REJ 8",
+                 c.host, dst_host, ntohs(id->dst.port), id->ps);
     id->state = State::Idle;
     post(self, kRejected, ipc::kCmRejInvalidServiceId);
     return 0;
@@ -393,6 +397,12 @@ int CmAgent::get_event(Client& c, uint32_t channel, ipc::CmEventResp* out) {
   *out = it->second.events.front();
   it->second.events.pop_front();
   return 0;
+}
+
+size_t CmAgent::listeners() const {
+  return static_cast<size_t>(std::count_if(ids_.begin(), ids_.end(), [](const auto& kv) {
+    return kv.second.state == State::Listen;
+  }));
 }
 
 void CmAgent::drop_client(Client& c) {

@@ -38,6 +38,8 @@ class CmAgent {
   int establish(Client& c, const ipc::CmIdReq& r);
   int disconnect(Client& c, const ipc::CmIdReq& r);
   int get_event(Client& c, uint32_t channel, ipc::CmEventResp* out);
+  // How many ids listen now (the daemon's counters: cm_listeners).
+  size_t listeners() const;
   // The client went away: its connected peers get DISCONNECTED, its ids and channels go.
   void drop_client(Client& c);
 

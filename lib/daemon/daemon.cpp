@@ -206,6 +206,7 @@ nlohmann::json Daemon::counters_json() const {
       {"cq_overruns", r.cq_overruns},
       {"comp_events", r.comp_events},
       {"async_events", r.async_events},
+      {"cm_listeners", cm_->listeners()},
       {"virtual_time_ps", engine_.now()},
       {"events_run", engine_.events_run()},
       {"behind_ps", pacer_.behind_ps()},

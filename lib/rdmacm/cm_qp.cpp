@@ -91,42 +91,45 @@ using rdmasim::rdmacm::Id;
 
 namespace {
 Id* of(rdma_cm_id* id) { return reinterpret_cast<Id*>(id); }
+
+// A completion channel and a CQ of `depth` (at least 1) entries for one queue of the id,
+// stored in the id's fields; NULL (errno set) when either cannot be made.
+ibv_cq* own_cq(rdma_cm_id* cm_id, uint32_t depth, ibv_comp_channel** channel, ibv_cq** cq) {
+  *channel = ibv_create_comp_channel(cm_id->verbs);
+  *cq = *channel ? ibv_create_cq(cm_id->verbs, depth ? static_cast<int>(depth) : 1, cm_id, *channel, 0)
+                 : nullptr;
+  return *cq;
+}
 }  // namespace
 
 extern "C" {
 
-int rdma_create_qp(rdma_cm_id* cm_id, ibv_pd* pd, ibv_qp_init_attr* attr) {
+// As rdma-core 44's: the QP is made by ibv_create_qp_ex on the id's device with what the
+// caller asked (the drop-in libibverbs refuses what it cannot do: EOPNOTSUPP / EINVAL), its
+// PD the caller's or the id's; rdma_create_qp is this with only a PD in comp_mask.
+int rdma_create_qp_ex(rdma_cm_id* cm_id, ibv_qp_init_attr_ex* attr) {
   if (!cm_id || !attr) return fail(EINVAL);
   if (!cm_id->verbs) return fail(EINVAL);  // no device yet: bind or resolve first
   Id* id = of(cm_id);
-  if (!pd) pd = cm_id->pd;
-  if (!pd || pd->context != cm_id->verbs) return fail(EINVAL);
-  ibv_qp_init_attr a = *attr;
+  ibv_qp_init_attr_ex a = *attr;
+  if (!(a.comp_mask & IBV_QP_INIT_ATTR_PD) || !a.pd) {
+    a.comp_mask |= IBV_QP_INIT_ATTR_PD;
+    a.pd = cm_id->pd;
+  }
+  if (!a.pd || a.pd->context != cm_id->verbs) return fail(EINVAL);
   if (!a.send_cq || !a.recv_cq) {
     // rdma-core's ucma_create_cqs: a completion channel and CQ per queue the caller left out.
-    if (!a.recv_cq) {
-      cm_id->recv_cq_channel = ibv_create_comp_channel(cm_id->verbs);
-      cm_id->recv_cq = cm_id->recv_cq_channel
-                           ? ibv_create_cq(cm_id->verbs, a.cap.max_recv_wr ? a.cap.max_recv_wr : 1,
-                                           cm_id, cm_id->recv_cq_channel, 0)
-                           : nullptr;
-      if (!cm_id->recv_cq) return -1;
-      a.recv_cq = cm_id->recv_cq;
-    }
-    if (!a.send_cq) {
-      cm_id->send_cq_channel = ibv_create_comp_channel(cm_id->verbs);
-      cm_id->send_cq = cm_id->send_cq_channel
-                           ? ibv_create_cq(cm_id->verbs, a.cap.max_send_wr ? a.cap.max_send_wr : 1,
-                                           cm_id, cm_id->send_cq_channel, 0)
-                           : nullptr;
-      if (!cm_id->send_cq) return -1;
-      a.send_cq = cm_id->send_cq;
-    }
+    if (!a.recv_cq && !(a.recv_cq = own_cq(cm_id, a.cap.max_recv_wr, &cm_id->recv_cq_channel,
+                                           &cm_id->recv_cq)))
+      return -1;
+    if (!a.send_cq && !(a.send_cq = own_cq(cm_id, a.cap.max_send_wr, &cm_id->send_cq_channel,
+                                           &cm_id->send_cq)))
+      return -1;
     id->own_cqs = true;
   }
   if (!a.srq && cm_id->srq) a.srq = cm_id->srq;
   a.qp_type = cm_id->qp_type;
-  ibv_qp* qp = ibv_create_qp(pd, &a);
+  ibv_qp* qp = ibv_create_qp_ex(cm_id->verbs, &a);
   if (!qp) return -1;
   cm_id->qp = qp;
   if (int rc = rdmacm::qp_to_init(id)) {
@@ -140,11 +143,9 @@ int rdma_create_qp(rdma_cm_id* cm_id, ibv_pd* pd, ibv_qp_init_attr* attr) {
   return 0;
 }
 
-int rdma_create_qp_ex(rdma_cm_id* cm_id, ibv_qp_init_attr_ex* attr) {
+int rdma_create_qp(rdma_cm_id* cm_id, ibv_pd* pd, ibv_qp_init_attr* attr) {
   if (!cm_id || !attr) return fail(EINVAL);
-  // Only what ibv_qp_init_attr says (and a PD): the extended creation is lib/verbs' to offer.
-  if (attr->comp_mask & ~static_cast<uint32_t>(IBV_QP_INIT_ATTR_PD)) return fail(EOPNOTSUPP);
-  ibv_qp_init_attr a{};
+  ibv_qp_init_attr_ex a{};
   a.qp_context = attr->qp_context;
   a.send_cq = attr->send_cq;
   a.recv_cq = attr->recv_cq;
@@ -152,9 +153,13 @@ int rdma_create_qp_ex(rdma_cm_id* cm_id, ibv_qp_init_attr_ex* attr) {
   a.cap = attr->cap;
   a.qp_type = attr->qp_type;
   a.sq_sig_all = attr->sq_sig_all;
-  int rc = rdma_create_qp(cm_id, (attr->comp_mask & IBV_QP_INIT_ATTR_PD) ? attr->pd : nullptr, &a);
-  if (rc == 0) attr->cap = a.cap;
-  return rc;
+  a.comp_mask = IBV_QP_INIT_ATTR_PD;
+  a.pd = pd ? pd : cm_id->pd;
+  if (rdma_create_qp_ex(cm_id, &a)) return -1;
+  attr->cap = a.cap;
+  attr->send_cq = a.send_cq;
+  attr->recv_cq = a.recv_cq;
+  return 0;
 }
 
 void rdma_destroy_qp(rdma_cm_id* cm_id) {

@@ -10,6 +10,19 @@
 #   Waits up to 10 s until something listens on TCP PORT (a verbs tool's out-of-band
 #   port). A probe connection would be taken as the tool's peer, so this reads the socket
 #   table instead. Returns 1 early when PID exits.
+# wait_cm_listen RDMASIM PID [N]
+#   Waits up to 10 s until the daemon holds N (default 1) listening rdma_cm ids (its
+#   counters' cm_listeners): an rdma_cm server opens no TCP port to wait for. Returns 1
+#   early when PID exits.
+# pair_start RDMASIM CONFIG|default -- SERVER_CMD... -- CLIENT_CMD...
+#   The start of a server/client pair test: sets the arrays `server` and `client`, makes
+#   the test's directory `dir` (removed at exit with the daemon stopped), and starts a
+#   private daemon on CONFIG (default: the shipped fabric). RDMASIM_PCAP_DIR set: every
+#   port of the fabric is captured into that directory. Returns 1 when the daemon fails.
+# pair_finish SERVER_STATUS CLIENT_STATUS
+#   The end of a pair test: prints both commands with their statuses and logs
+#   ($dir/server.log, $dir/client.log) and, when either is not 0, the daemon log's tail;
+#   returns 0 only when both are 0.
 # bad MESSAGE
 #   Prints "FAIL: MESSAGE" and sets fail=1 (the script's exit status).
 # expect_exit WANT NAME COMMAND...
@@ -47,6 +60,41 @@ wait_listen() {
     kill -0 "$2" 2>/dev/null || return 1
     sleep 0.05
   done
+  return 1
+}
+
+wait_cm_listen() {
+  local _ n
+  for _ in $(seq 200); do
+    n=$("$1" counters --socket "$RDMASIM_SOCKET" 2>/dev/null |
+        sed -n 's/.*"cm_listeners": \([0-9]*\).*/\1/p' | head -1)
+    [ "${n:-0}" -ge "${3:-1}" ] && return 0
+    kill -0 "$2" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
+
+pair_start() {
+  local rdmasim=$1 config=$2
+  shift 2
+  [ "$1" = "--" ] && shift
+  server=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do server+=("$1"); shift; done
+  shift
+  client=("$@")
+  dir=$(mktemp -d /tmp/rdmasim-test.XXXXXX)
+  local cfg=()
+  [ "$config" != default ] && cfg=("$config")
+  [ -n "${RDMASIM_PCAP_DIR:-}" ] && cfg=(--pcap "$RDMASIM_PCAP_DIR" "${cfg[@]}")
+  trap 'stop_daemon; rm -rf "$dir"' EXIT
+  start_daemon "$rdmasim" "$dir" "${cfg[@]}"
+}
+
+pair_finish() {
+  echo "== server (exit $1): ${server[*]}"; cat "$dir/server.log"
+  echo "== client (exit $2): ${client[*]}"; cat "$dir/client.log"
+  [ "$1" = 0 ] && [ "$2" = 0 ] && return 0
+  echo "== daemon log"; tail -50 "$dir/daemon.log"
   return 1
 }
 

@@ -3,41 +3,40 @@
 #
 # usage: rdmacm_pair.sh RDMASIM CONFIG|default -- SERVER_CMD... -- CLIENT_CMD...
 # The client gets no address appended (rdma_cm tools take it as an option). An rdma_cm
-# server listens on no TCP port, so the client is started until it is not refused with
-# "RDMA_CM_EVENT_REJECTED" or, from a synchronous rdma_connect, "Connection refused" (no
-# listener yet: the CM's REJ), at most 50 times 0.1 s apart;
-# any other failure ends the test. Both must exit 0.
+# server listens on no TCP port: the client starts once the daemon counts a listening
+# rdma_cm id (wait_cm_listen). Both must exit 0, each within RDMASIM_TEST_TIMEOUT (20 s).
+#
+# perftest -R makes two connections: a control one, then, after a handshake over it, the
+# test's; its server calls rdma_listen for the second only after that handshake, so the
+# client's second REQ can reach the server's host before the listener exists (the same
+# race on hardware). The remote CM then answers with a REJ (the daemon logs "no
+# listener"), and perftest 4.5's client retries with ids it has destroyed (seen here as a
+# SIGSEGV in rdma_resolve_addr). Such an attempt is run again from the start on a fresh
+# daemon, at most 5 attempts (about 1 in 6 meets the race here); the reason is printed.
 set -u
 . "$(dirname "$0")/lib.sh"
 rdmasim=$1; config=$2; shift 2
-[ "$1" = "--" ] && shift
-server=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do server+=("$1"); shift; done
-shift
-client=("$@")
-limit=${RDMASIM_TEST_TIMEOUT:-60}
+limit=${RDMASIM_TEST_TIMEOUT:-20}
+args=("$@")
 
-dir=$(mktemp -d /tmp/rdmasim-test.XXXXXX)
-cfg=(); [ "$config" != default ] && cfg=("$config")
-trap 'stop_daemon; rm -rf "$dir"' EXIT
-start_daemon "$rdmasim" "$dir" "${cfg[@]}" || exit 1
-
-timeout "$limit" "$rdmasim" exec --host server -- "${server[@]}" >"$dir/server.log" 2>&1 &
-spid=$!
-crc=1
-for _ in $(seq 50); do
+for attempt in 1 2 3 4 5; do
+  pair_start "$rdmasim" "$config" "${args[@]}" || exit 1
+  timeout "$limit" "$rdmasim" exec --host server -- "${server[@]}" >"$dir/server.log" 2>&1 &
+  spid=$!
+  wait_cm_listen "$rdmasim" "$spid"
   timeout "$limit" "$rdmasim" exec --host client -- "${client[@]}" >"$dir/client.log" 2>&1
   crc=$?
-  [ "$crc" = 0 ] && break
-  grep -qE "REJECTED|Connection refused" "$dir/client.log" || break
-  kill -0 "$spid" 2>/dev/null || break
-  sleep 0.1
+  if [ "$crc" != 0 ] && [ "$attempt" -lt 5 ] && grep -q "no listener" "$dir/daemon.log" &&
+     kill -0 "$spid" 2>/dev/null; then
+    echo "attempt $attempt: the client (exit $crc) met no listener while its server runs" \
+         "(perftest's second listen): again"
+    grep "no listener" "$dir/daemon.log"
+    kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
+    stop_daemon; rm -rf "$dir"; trap - EXIT
+    continue
+  fi
+  wait "$spid"; src=$?
+  pair_finish "$src" "$crc" || exit 1
+  kill -0 "$DAEMON_PID" 2>/dev/null || { echo "FAIL: the daemon died"; exit 1; }
+  exit 0
 done
-wait "$spid"; src=$?
-echo "== server (exit $src): ${server[*]}"; cat "$dir/server.log"
-echo "== client (exit $crc): ${client[*]}"; cat "$dir/client.log"
-if [ "$src" != 0 ] || [ "$crc" != 0 ]; then
-  echo "== daemon log"; tail -50 "$dir/daemon.log"
-  exit 1
-fi
-kill -0 "$DAEMON_PID" 2>/dev/null || { echo "FAIL: the daemon died"; exit 1; }
-exit 0

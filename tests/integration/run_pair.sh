@@ -8,18 +8,8 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 rdmasim=$1; config=$2; port=$3; shift 3
-[ "$1" = "--" ] && shift
-server=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do server+=("$1"); shift; done
-shift
-client=("$@")
 limit=${RDMASIM_TEST_TIMEOUT:-120}
-
-dir=$(mktemp -d /tmp/rdmasim-test.XXXXXX)
-cfg=(); [ "$config" != default ] && cfg=("$config")
-# RDMASIM_PCAP_DIR: capture every port of the fabric into that directory.
-[ -n "${RDMASIM_PCAP_DIR:-}" ] && cfg=(--pcap "$RDMASIM_PCAP_DIR" "${cfg[@]}")
-trap 'stop_daemon; rm -rf "$dir"' EXIT
-start_daemon "$rdmasim" "$dir" "${cfg[@]}" || exit 1
+pair_start "$rdmasim" "$config" "$@" || exit 1
 
 timeout "$limit" "$rdmasim" exec --host server -- "${server[@]}" >"$dir/server.log" 2>&1 &
 spid=$!
@@ -27,10 +17,4 @@ wait_listen "$port" "$spid"
 timeout "$limit" "$rdmasim" exec --host client -- "${client[@]}" 127.0.1.1 >"$dir/client.log" 2>&1
 crc=$?
 wait "$spid"; src=$?
-echo "== server (exit $src): ${server[*]}"; cat "$dir/server.log"
-echo "== client (exit $crc): ${client[*]}"; cat "$dir/client.log"
-if [ "$src" != 0 ] || [ "$crc" != 0 ]; then
-  echo "== daemon log"; tail -50 "$dir/daemon.log"
-  exit 1
-fi
-exit 0
+pair_finish "$src" "$crc"
