@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/nic/dcqcn_staged.h"
+
 namespace rdmasim::nic {
 
 bool dcqcn_preset(std::string_view name, DcqcnParams* out) {
@@ -27,6 +29,26 @@ bool dcqcn_preset(std::string_view name, DcqcnParams* out) {
     p.cnp_interval = us(4);             // min_time_between_cnps 4 us
     p.cnp_priority = 6;                 // cnp_802p_prio 6
     p.cnp_dscp = 48;                    // cnp_dscp 48
+    *out = p;
+    return true;
+  }
+  if (name == "hpcc") {
+    // The HPCC simulator's DCQCN (Li et al., SIGCOMM 2019; github.com/alibaba-edu/High-
+    // Precision-Congestion-Control, simulation/run.py "--cc dcqcn" at 100 Gb/s: CC_MODE 1,
+    // "Mellanox's version of DCQCN" in rdma-hw.cc).
+    p.increase = DcqcnIncrease::TimerStaged;
+    p.clamp_target = false;            // CLAMP_TARGET_RATE 0
+    p.g = 1.0 / 256;                   // EWMA_GAIN 0.00390625
+    p.initial_alpha = 1.0;             // the first CNP sets alpha to 1
+    p.alpha_period = us(1);            // ALPHA_RESUME_INTERVAL 1
+    p.rate_reduce_period = us(4);      // RATE_DECREASE_INTERVAL 4
+    p.rate_timer = us(300);            // RP_TIMER 300
+    p.byte_counter = 0;                // no byte counter in its Mellanox model
+    p.fast_recovery_steps = 1;         // FAST_RECOVERY_TIMES 1
+    p.ai_rate = Rate::mbps(20);        // RATE_AI 5 x bw/25 Mb/s
+    p.hai_rate = Rate::mbps(200);      // RATE_HAI 50 x bw/25 Mb/s
+    p.min_rate = Rate::mbps(1000);     // MIN_RATE 1000Mb/s
+    p.cnp_interval = 0;                // a CNP (ACK with the CNP flag) per marked packet
     *out = p;
     return true;
   }
@@ -159,6 +181,8 @@ void Dcqcn::stop_if_recovered() {
 }
 
 std::unique_ptr<CongestionControl> make_cc(Engine& engine, const CcConfig& config, Rate line) {
+  if (config.algorithm == CcAlgorithm::Dcqcn && config.dcqcn.increase == DcqcnIncrease::TimerStaged)
+    return std::make_unique<DcqcnStaged>(engine, config.dcqcn, line, config.max_samples);
   if (config.algorithm == CcAlgorithm::Dcqcn)
     return std::make_unique<Dcqcn>(engine, config.dcqcn, line, config.max_samples);
   return std::make_unique<NoCc>(line);

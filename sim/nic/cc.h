@@ -28,7 +28,14 @@ namespace rdmasim::nic {
 
 enum class CcAlgorithm : uint8_t { None, Dcqcn };
 
+// How the reaction point raises its rate: the paper's timer + byte counter state machine
+// (Dcqcn, this file) or the timer-staged one of deployed NICs and the HPCC simulator
+// (DcqcnStaged, dcqcn_staged.h).
+enum class DcqcnIncrease : uint8_t { Paper, TimerStaged };
+
 struct DcqcnParams {
+  DcqcnIncrease increase = DcqcnIncrease::Paper;
+  bool clamp_target = true;           // TimerStaged: a cut sets target = rate even at stage 0
   // Reaction point.
   double g = 1.0 / 256;               // alpha gain
   double initial_alpha = 1.0;         // alpha before the first CNP
@@ -46,8 +53,8 @@ struct DcqcnParams {
   uint8_t cnp_dscp = 48;
 };
 
-// "paper": the DCQCN paper's values; "vendor": NVIDIA ConnectX firmware defaults (see
-// configs/README.md). False for an unknown name.
+// "paper": the DCQCN paper's values; "vendor": NVIDIA ConnectX firmware defaults; "hpcc":
+// the HPCC simulator's DCQCN (timer-staged; see configs/README.md). False for an unknown name.
 bool dcqcn_preset(std::string_view name, DcqcnParams* out);
 
 struct CcConfig {

@@ -81,7 +81,7 @@ static void read_cc(ConfigReader& r, const json& j, const std::string& path, nic
                           "rate_timer_us", "byte_counter_bytes", "fast_recovery_steps",
                           "ai_rate_mbps", "hai_rate_mbps", "min_rate_mbps",
                           "rate_reduce_period_us", "cnp_interval_us", "cnp_priority",
-                          "cnp_dscp", "max_samples"}))
+                          "cnp_dscp", "max_samples", "increase", "clamp_target"}))
     return;
   const std::string algo = r.string(j, "algorithm", path, nic::cc_algorithm_name(cc.algorithm),
                                     "\"none\" or \"dcqcn\"");
@@ -90,11 +90,20 @@ static void read_cc(ConfigReader& r, const json& j, const std::string& path, nic
   else r.error(join(path, "algorithm"), json(algo), "is not a congestion control algorithm",
                "\"none\" or \"dcqcn\"");
   if (j.contains("preset")) {
-    const std::string preset = r.string(j, "preset", path, std::nullopt, "\"paper\" or \"vendor\"");
+    const char* presets = "\"paper\", \"vendor\" or \"hpcc\"";
+    const std::string preset = r.string(j, "preset", path, std::nullopt, presets);
     if (!nic::dcqcn_preset(preset, &cc.dcqcn))
-      r.error(join(path, "preset"), json(preset), "is not a DCQCN preset", "\"paper\" or \"vendor\"");
+      r.error(join(path, "preset"), json(preset), "is not a DCQCN preset", presets);
   }
   nic::DcqcnParams& d = cc.dcqcn;
+  if (j.contains("increase")) {
+    const char* expected = "\"paper\" (timer and byte counter) or \"timer\" (timer-staged, as deployed NICs)";
+    const std::string inc = r.string(j, "increase", path, std::nullopt, expected);
+    if (inc == "paper") d.increase = nic::DcqcnIncrease::Paper;
+    else if (inc == "timer") d.increase = nic::DcqcnIncrease::TimerStaged;
+    else r.error(join(path, "increase"), json(inc), "is not a rate-increase model", expected);
+  }
+  d.clamp_target = r.boolean(j, "clamp_target", path, d.clamp_target);
   auto time_us = [&](const char* key, Time& t, double min, bool exclusive) {
     t = from_ns_double(1000.0 * r.number(j, key, path, to_us(t), min, exclusive, 1e9,
                                          exclusive ? "a time in us > 0" : "a time in us >= 0"));

@@ -58,10 +58,29 @@ TEST_CASE("cc config: errors name the path and the value") {
   CHECK(error_of(j).find("fabric.nic.cc.rate_timer") != std::string::npos);  // unknown key
   j["nic"] = {{"cc", {{"cnp_priority", 8}}}};
   CHECK(error_of(j).find("fabric.nic.cc.cnp_priority: 8") != std::string::npos);
+  j["nic"] = {{"cc", {{"algorithm", "dcqcn"}, {"increase", "stages"}}}};
+  CHECK(error_of(j).find("fabric.nic.cc.increase: \"stages\" is not a rate-increase model") !=
+        std::string::npos);
   j = base();
   j["link_layer"] = "ib";
   j["nic"] = {{"cc", {{"algorithm", "dcqcn"}}}};
   CHECK(error_of(j).find("cc.algorithm: \"dcqcn\" is RoCEv2 congestion control") != std::string::npos);
+}
+
+TEST_CASE("cc config: the hpcc preset is timer-staged; increase and clamp_target override it") {
+  json j = base();
+  j["nic"] = {{"cc", {{"algorithm", "dcqcn"}, {"preset", "hpcc"}}}};
+  const nic::DcqcnParams a = parse_fabric(j).nics[0].nic.hca.cc.dcqcn;
+  CHECK(a.increase == nic::DcqcnIncrease::TimerStaged);
+  CHECK_FALSE(a.clamp_target);        // CLAMP_TARGET_RATE 0
+  CHECK(a.rate_timer == us(300));     // RP_TIMER 300
+  CHECK(a.byte_counter == 0);
+  CHECK(a.cnp_interval == 0);         // a CNP per marked packet
+  j["nic"]["cc"]["increase"] = "paper";
+  j["nic"]["cc"]["clamp_target"] = true;
+  const nic::DcqcnParams b = parse_fabric(j).nics[0].nic.hca.cc.dcqcn;
+  CHECK(b.increase == nic::DcqcnIncrease::Paper);
+  CHECK(b.clamp_target);
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "sim/nic/cc.h"
+#include "sim/nic/dcqcn_staged.h"
 
 namespace rdmasim::nic {
 namespace {
@@ -161,6 +163,100 @@ TEST_CASE("dcqcn presets: paper and vendor values, unknown name refused") {
   CHECK(p.hai_rate == Rate::mbps(50));
   CHECK(p.rate_reduce_period == us(4));
   CHECK_FALSE(dcqcn_preset("fast", &p));
+}
+
+
+TEST_CASE("dcqcn timer-staged (hpcc preset): cut on the decrease check, then fast recovery, additive, hyper on the timer alone") {
+  Engine e;
+  DcqcnParams p;
+  REQUIRE(dcqcn_preset("hpcc", &p));
+  p.clamp_target = true;  // so the target moves to the rate at the second cut
+  REQUIRE(p.byte_counter == 0);
+  std::unique_ptr<CongestionControl> cc = make_cc(e, CcConfig{.algorithm = CcAlgorithm::Dcqcn, .dcqcn = p}, Rate::gbps(100));
+  auto* st = dynamic_cast<DcqcnStaged*>(cc.get());
+  REQUIRE(st != nullptr);
+  const double g = p.g, line = 100e9;
+  cc->on_cnp();  // the first CNP: alpha = 1, no cut yet
+  CHECK(cc->current_rate() == Rate::gbps(100));
+  // Alpha updates at 1, 2, 3, 4 us without a CNP flag (the first CNP clears it): (1-g)^4.
+  // The decrease check at 4 us + 1 ns cuts: rate = line x (1 - alpha/2); target = the rate
+  // before (clamp_target).
+  e.run_until(us(4) + ns(1));
+  const double a4 = std::pow(1 - g, 4);
+  CHECK(cc->alpha() == doctest::Approx(a4));
+  const double r1 = line * (1 - a4 / 2);
+  CHECK(static_cast<double>(cc->current_rate().bps) == doctest::Approx(r1));
+  CHECK(static_cast<double>(cc->target_rate().bps) == doctest::Approx(line));
+  CHECK(cc->stats().rate_cuts == 1);
+  // A CNP at 10 us: alpha rises at 11 us, the check at 12 us + 1 ns cuts again.
+  e.run_until(us(10));
+  cc->on_cnp();
+  e.run_until(us(12) + ns(1));
+  double a = a4;
+  for (int t = 5; t <= 12; ++t) a = t == 11 ? (1 - g) * a + g : (1 - g) * a;
+  CHECK(cc->alpha() == doctest::Approx(a));
+  const double r2 = r1 * (1 - a / 2);
+  CHECK(static_cast<double>(cc->target_rate().bps) == doctest::Approx(r1));
+  CHECK(static_cast<double>(cc->current_rate().bps) == doctest::Approx(r2));
+  CHECK(st->stage() == 0);
+  // The increase timer (300 us) from the cut: stage 0 < F = 1: fast recovery (target kept);
+  // stage 1 == F: additive (+20 Mb/s); stages 2, 3 > F: hyper (+200 Mb/s each).
+  const Time cut = us(12) + ns(1);
+  double target = r1, rate = r2;
+  const double add[] = {0, 20e6, 200e6, 200e6};
+  for (int k = 0; k < 4; ++k) {
+    e.run_until(cut + (k + 1) * us(300));
+    target = std::min(target + add[k], line);
+    rate = (rate + target) / 2;
+    CAPTURE(k);
+    CHECK(static_cast<double>(cc->target_rate().bps) == doctest::Approx(target));
+    CHECK(static_cast<double>(cc->current_rate().bps) == doctest::Approx(rate));
+    CHECK(st->stage() == static_cast<uint32_t>(k + 1));
+  }
+  CHECK(cc->stats().rate_increases == 4);
+}
+
+TEST_CASE("dcqcn timer-staged: without clamp_target a cut at stage 0 keeps the target (the hpcc preset)") {
+  Engine e;
+  DcqcnParams p;
+  REQUIRE(dcqcn_preset("hpcc", &p));
+  DcqcnStaged cc(e, p, Rate::gbps(100), 1000);
+  cc.on_cnp();
+  e.run_until(us(4) + ns(1));
+  e.run_until(us(6));
+  cc.on_cnp();
+  e.run_until(us(8) + ns(1));  // second cut, no increase between: target stays the line
+  CHECK(cc.stats().rate_cuts == 2);
+  CHECK(cc.target_rate() == Rate::gbps(100));
+  CHECK(cc.current_rate().bps < Rate::gbps(100).bps);
+}
+
+TEST_CASE("dcqcn timer-staged: back at the line rate the timers stop; alpha's idle decay is applied at the next CNP") {
+  Engine e;
+  DcqcnParams p;
+  REQUIRE(dcqcn_preset("hpcc", &p));
+  DcqcnStaged cc(e, p, Rate::gbps(100), 100000);
+  cc.on_cnp();
+  e.run();  // returns only once no timer is left
+  CHECK(cc.current_rate() == Rate::gbps(100));
+  CHECK(e.pending() == 0);
+  // One cut (at 4 us + 1 ns), then the stages: fast recovery halves the gap to the line
+  // (target = the line: no clamp at stage 0), hyper steps are capped at the line. The gap
+  // 50 Gb/s x (a/2) halves per 300 us until < 1 b/s: about 36 steps.
+  CHECK(cc.stats().rate_cuts == 1);
+  CHECK(cc.stage() > p.fast_recovery_steps);  // went through additive into hyper
+  CHECK(cc.stats().rate_increases == cc.stage());
+  const Time stopped = e.now();
+  // 1000 quiet alpha periods (1 us) later a CNP: alpha = a_stop x (1-g)^1000, then the
+  // first alpha update after it raises it (this CNP sets the flag).
+  const double a_stop = cc.alpha();
+  e.run_until(stopped + us(1000));
+  cc.on_cnp();
+  CHECK(cc.alpha() == doctest::Approx(a_stop * std::pow(1 - p.g, 1000)));
+  e.run_until(stopped + us(1001));
+  CHECK(cc.alpha() == doctest::Approx((1 - p.g) * a_stop * std::pow(1 - p.g, 1000) + p.g));
+  e.run_until(stopped + us(1004) + ns(1));
+  CHECK(cc.stats().rate_cuts == 2);  // the decrease check one period after the CNP
 }
 
 }  // namespace
