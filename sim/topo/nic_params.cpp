@@ -74,7 +74,8 @@ static void read_limits(ConfigReader& r, const json& j, const std::string& path,
   hca.atomics = r.boolean(j, "atomics", path, hca.atomics);
 }
 
-// "cc": {"algorithm": "none"|"dcqcn", "preset": "paper"|"vendor", DCQCN parameters...}.
+// "cc": {"algorithm": "none"|"dcqcn", "preset": "paper"|"vendor"|"hpcc", "increase":
+// "paper"|"timer", "clamp_target", DCQCN parameters...}.
 // The preset (if any) sets every parameter first; the other keys then override it.
 static void read_cc(ConfigReader& r, const json& j, const std::string& path, nic::CcConfig& cc) {
   if (!r.object(j, path, {"algorithm", "preset", "g", "initial_alpha", "alpha_update_us",
