@@ -2,7 +2,8 @@
 # Installs what rdmasim needs to build and test, from Debian 12's package archive.
 set -euo pipefail
 pkgs=(g++ meson ninja-build pkg-config libboost-context-dev libspdlog-dev nlohmann-json3-dev
-      doctest-dev libcli11-dev libibverbs-dev ibverbs-utils perftest iproute2 procps
+      doctest-dev libcli11-dev libibverbs-dev ibverbs-utils perftest rdmacm-utils librdmacm-dev
+      iproute2 procps
       tshark zlib1g-dev chromium)  # tshark decodes captures (pcap_check.sh); zlib checks ICRCs
       # (unit_trace); chromium renders lesson pages headless (tests/learn)
 missing=()
