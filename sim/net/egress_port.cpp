@@ -343,12 +343,22 @@ void EgressPort::try_start() {
   // switch returning IB credit or sending XON to the port a packet came in on, as for a
   // host sending to itself), and that packet must wait behind this one.
   tx_done_ = engine_.schedule_at(end, [this] { tx_done(); });
+  if (config_.stamp_int && on_wire_->int_request) stamp_int(*on_wire_, now);
   if (dequeue_hook_) dequeue_hook_(*on_wire_);
   if (early_handoff_) {
     on_wire_->last_bit_at = end + handoff_latency_;
     if (tap_) tap_->on_transmit(*on_wire_, end);  // stamped when its last bit leaves, as below
     if (sink_) sink_(std::move(on_wire_));
   }
+}
+
+void EgressPort::stamp_int(Packet& p, Time now) {
+  if (p.int_hops.size() >= kMaxIntHops) return;
+  uint64_t queued = 0;
+  for (uint64_t b : queued_bytes_) queued += b;
+  // tx_bytes counts whole packets at their last bit; the one starting now is not in it yet.
+  p.int_hops.push_back({counters_.tx_bytes, now, config_.rate.bps,
+                        static_cast<uint32_t>(std::min<uint64_t>(queued, UINT32_MAX))});
 }
 
 void EgressPort::tx_done() {

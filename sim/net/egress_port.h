@@ -88,6 +88,8 @@ struct EgressConfig {
   IbVlConfig ib;                          // InfiniBand VLs (off: Ethernet classes)
   // Within a class, serve switch ingress ports round robin (see ClassQueue); false: FIFO.
   bool ingress_round_robin = false;
+  // Stamp an IntHop on each packet with int_request as it starts leaving (switch ports).
+  bool stamp_int = false;
 };
 
 // Scheduling: PFC and IB credit frames first (link control is never paused), then the strict-priority
@@ -232,6 +234,7 @@ class EgressPort {
 
  private:
   void try_start();
+  void stamp_int(Packet& p, Time now);
   // The next class to serve among non-empty, unpaused classes, or -1. `wake` gets the
   // earliest pause expiry of a non-empty paused class.
   int pick_class(Time* wake);

@@ -51,6 +51,17 @@ using Bytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
 // An immutable byte buffer shared by the packets that carry slices of it.
 using Payload = std::shared_ptr<const Bytes>;
 
+// In-band network telemetry (INT) one switch egress port stamps on a packet that asks for it
+// (HPCC, Li et al. SIGCOMM 2019, section 3.2): the port's state when the packet starts
+// leaving it. The fabric stamps it without knowing what carries it or who reads it.
+struct IntHop {
+  uint64_t tx_bytes = 0;   // the port's bytes put on the wire so far (all classes)
+  Time ts = 0;             // when the packet started leaving the port
+  uint64_t rate_bps = 0;   // the port's link rate
+  uint32_t qlen = 0;       // bytes queued at the port (all classes) behind the packet
+};
+inline constexpr size_t kMaxIntHops = 8;  // a switch stops stamping beyond it
+
 // The fabric's view of a packet. Transport packets (kind Transport or Cnp) are made by the
 // HCA model as nic::RdmaPacket (sim/nic/rdma_packet.h), which adds the transport headers;
 // nothing in sim/net reads them. Copy a packet with clone(), which keeps its dynamic type.
@@ -84,6 +95,8 @@ struct Packet {
   Time created = 0;                // when the sender built it
   int32_t switch_ingress = -1;     // set by a switch while the packet is in its buffer (PFC accounting)
   Time last_bit_at = 0;            // cut-through: when its last bit reaches the current switch
+  bool int_request = false;        // switches append an IntHop at each egress (HPCC)
+  std::vector<IntHop> int_hops;    // empty (no allocation) unless int_request
 
   // --- control frames ---
   std::array<uint16_t, 8> pause_quanta{};  // PfcPause: per-priority quanta (0 = XON)

@@ -49,6 +49,7 @@ int Switch::add_port(Rate rate, uint32_t peer_buffer_bytes) {
   EgressConfig ec = config_.egress;
   ec.rate = rate;
   ec.ingress_round_robin = config_.ingress_round_robin;
+  ec.stamp_int = true;  // switches answer INT requests (HPCC); hosts do not stamp
   auto p = std::make_unique<Port>();
   p->headroom = config_.pfc.headroom_bytes;
   p->egress = std::make_unique<EgressPort>(engine_, ec);

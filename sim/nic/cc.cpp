@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sim/nic/dcqcn_staged.h"
+#include "sim/nic/hpcc.h"
 
 namespace rdmasim::nic {
 
@@ -56,7 +57,12 @@ bool dcqcn_preset(std::string_view name, DcqcnParams* out) {
 }
 
 const char* cc_algorithm_name(CcAlgorithm a) {
-  return a == CcAlgorithm::Dcqcn ? "dcqcn" : "none";
+  switch (a) {
+    case CcAlgorithm::Dcqcn: return "dcqcn";
+    case CcAlgorithm::Hpcc: return "hpcc";
+    case CcAlgorithm::None: break;
+  }
+  return "none";
 }
 
 void CongestionControl::record(Time at, Rate rate, Rate target, double alpha,
@@ -181,6 +187,8 @@ void Dcqcn::stop_if_recovered() {
 }
 
 std::unique_ptr<CongestionControl> make_cc(Engine& engine, const CcConfig& config, Rate line) {
+  if (config.algorithm == CcAlgorithm::Hpcc)
+    return std::make_unique<Hpcc>(engine, config.hpcc, line, config.max_samples);
   if (config.algorithm == CcAlgorithm::Dcqcn && config.dcqcn.increase == DcqcnIncrease::TimerStaged)
     return std::make_unique<DcqcnStaged>(engine, config.dcqcn, line, config.max_samples);
   if (config.algorithm == CcAlgorithm::Dcqcn)

@@ -23,10 +23,11 @@
 
 #include "sim/core/engine.h"
 #include "sim/core/time.h"
+#include "sim/net/packet.h"
 
 namespace rdmasim::nic {
 
-enum class CcAlgorithm : uint8_t { None, Dcqcn };
+enum class CcAlgorithm : uint8_t { None, Dcqcn, Hpcc };
 
 // How the reaction point raises its rate: the paper's timer + byte counter state machine
 // (Dcqcn, this file) or the timer-staged one of deployed NICs and the HPCC simulator
@@ -57,9 +58,20 @@ struct DcqcnParams {
 // the HPCC simulator's DCQCN (timer-staged; see configs/README.md). False for an unknown name.
 bool dcqcn_preset(std::string_view name, DcqcnParams* out);
 
+// HPCC (hpcc.h). Defaults: the paper's eta and maxStage (section 3.3 / Algorithm 1) and the
+// HPCC simulator's run.py at 100 Gb/s (configs/README.md).
+struct HpccParams {
+  double eta = 0.95;                  // target utilization (run.py --utgt 95)
+  uint32_t max_stage = 5;             // additive steps before a multiplicative update
+  Rate ai_rate = Rate::mbps(40);      // W_AI = ai_rate x T (run.py: RATE_AI 10 x bw/25 Mb/s)
+  Rate min_rate = Rate::mbps(1000);   // run.py MIN_RATE 1000Mb/s
+  Time base_rtt = us(8);              // T: the base RTT of the flows' paths
+};
+
 struct CcConfig {
   CcAlgorithm algorithm = CcAlgorithm::None;
   DcqcnParams dcqcn;
+  HpccParams hpcc;
   uint32_t max_samples = 10000;  // per QP; the rate/alpha series stops growing beyond it
 };
 
@@ -90,6 +102,12 @@ class CongestionControl {
   virtual void on_packet_sent(uint64_t bytes) = 0;
   // A CNP for this QP arrived.
   virtual void on_cnp() = 0;
+  // True when the QP's data packets ask the switches for in-band telemetry (HPCC).
+  virtual bool wants_int() const { return false; }
+  // An ACK of PSN ack_psn arrived carrying the INT hops it echoes; snd_nxt is the PSN of the
+  // QP's next new packet.
+  virtual void on_ack(uint32_t /*ack_psn*/, uint32_t /*snd_nxt*/,
+                      const std::vector<net::IntHop>& /*hops*/) {}
   // The rate the requester paces the QP's packets to.
   virtual Rate current_rate() const = 0;
   virtual Rate target_rate() const { return current_rate(); }

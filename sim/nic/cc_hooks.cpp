@@ -6,6 +6,9 @@
 //   With "none" there is no pacer: the port's own serialization is the only limit.
 // - NP: when the HCA's algorithm is DCQCN and a RoCEv2 packet for a QP arrives CE-marked,
 //   the QP sends a CNP to its peer QP unless it sent one less than cnp_interval ago.
+// - HPCC: the requester's packets ask for INT (net::Packet::int_request) and carry the INT
+//   header (kIntHeaderBytes); the responder's ACK echoes the hops of the packet it answers;
+//   the requester hands them to the controller (cc_ack).
 // - RP: a CNP for a QP goes to the QP's controller right away (no receive pipeline delay:
 //   NICs handle CNPs in hardware).
 #include <algorithm>
@@ -13,6 +16,10 @@
 #include "sim/nic/hca_impl.h"
 
 namespace rdmasim::nic {
+
+// The HPCC simulator's INT header: 2 bytes of hop count and 8 bytes per hop for 5 hops
+// (IntHeader::GetStaticSize in its int-header.h; the paper's section 4.1: "42 bytes").
+constexpr uint32_t kIntHeaderBytes = 42;
 
 CongestionControl& Hca::Impl::cc_of(Qp& qp) {
   if (!qp.cc) qp.cc = make_cc(engine, config.cc, port.rate());
@@ -34,9 +41,15 @@ bool Hca::Impl::pace_hold(Qp& qp) {
   return true;
 }
 
-void Hca::Impl::paced_sent(Qp& qp, const RdmaPacket& p) {
+void Hca::Impl::paced_sent(Qp& qp, RdmaPacket& p) {
   if (config.cc.algorithm == CcAlgorithm::None) return;
   CongestionControl& cc = cc_of(qp);
+  if (cc.wants_int() && config.link_layer == net::LinkLayer::RoCEv2 && !p.int_request) {
+    p.int_request = true;
+    p.int_hops.reserve(net::kMaxIntHops);
+    p.wire_bytes += kIntHeaderBytes;
+    p.frame_bytes += kIntHeaderBytes;
+  }
   qp.next_tx = std::max(engine.now(), qp.next_tx) + tx_time(cc.current_rate(), p.wire_bytes);
   cc.on_packet_sent(p.wire_bytes);
 }
@@ -76,6 +89,21 @@ void Hca::Impl::receive_cnp(const RdmaPacket& p) {
   CongestionControl& cc = cc_of(*it->second);
   const uint64_t cuts = cc.stats().rate_cuts;
   cc.on_cnp();
+  counters.rate_cuts += cc.stats().rate_cuts - cuts;
+}
+
+void Hca::Impl::echo_int(RdmaPacket& ack) const {
+  if (!rx_pkt || !rx_pkt->int_request) return;
+  ack.int_echo = rx_pkt->int_hops;
+  ack.wire_bytes += kIntHeaderBytes;
+  ack.frame_bytes += kIntHeaderBytes;
+}
+
+void Hca::Impl::cc_ack(Qp& qp, const RdmaPacket& ack) {
+  if (!qp.cc || ack.int_echo.empty()) return;
+  CongestionControl& cc = *qp.cc;
+  const uint64_t cuts = cc.stats().rate_cuts;
+  cc.on_ack(ack.bth.psn, qp.next_psn, ack.int_echo);
   counters.rate_cuts += cc.stats().rate_cuts - cuts;
 }
 

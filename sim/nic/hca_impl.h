@@ -313,9 +313,11 @@ struct Hca::Impl {
   // True when the pacer holds the QP's next request (it then leaves the round robin and
   // rejoins at its send time).
   bool pace_hold(Qp& qp);
-  void paced_sent(Qp& qp, const RdmaPacket& p);   // a request left: advance the pacer
+  void paced_sent(Qp& qp, RdmaPacket& p);     // a request left: advance the pacer
   void notify_congestion(Qp& qp, const RdmaPacket& p);  // NP: a CE-marked packet arrived
   void receive_cnp(const RdmaPacket& p);          // RP: a CNP arrived
+  void cc_ack(Qp& qp, const RdmaPacket& ack);     // RP: an ACK's INT echo (HPCC)
+  void echo_int(RdmaPacket& ack) const;           // NP: the ACK echoes rx_pkt's INT
 
   // --- responder.cpp ---
   void handle_request(Qp& qp, RdmaPacket& p);

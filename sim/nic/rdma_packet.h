@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <typeinfo>
+#include <vector>
 
 #include "sim/net/ibta.h"
 #include "sim/net/packet.h"
@@ -103,6 +104,9 @@ struct RdmaPacket final : net::Packet {
   std::array<uint8_t, 16> dgid{};
   TcpHeader tcp;                   // iWARP segments
   IwarpFpdu fpdu;                  // iWARP segments with tcp.len > 0
+  // HPCC: an ACK's copy of the INT hops of the data packet it acknowledges (the HPCC
+  // simulator carries them in a header after the BTH; sized into the ACK, see finish_packet).
+  std::vector<net::IntHop> int_echo;
 
 
   std::unique_ptr<net::Packet> clone() const override { return std::make_unique<RdmaPacket>(*this); }

@@ -363,6 +363,7 @@ void Hca::Impl::handle_response(Qp& qp, RdmaPacket& p) {
     const uint8_t code = p.aeth.syndrome & 0x1f;
     if (kind == 0) {
       progress = ack_upto(qp, psn);
+      cc_ack(qp, p);
     } else if (kind == 1) {  // RNR NAK: psn is the request the responder had no WQE for
       progress = ack_upto(qp, psn_add(psn, -1));
       const size_t i = find();

@@ -245,8 +245,9 @@ FabricSpec parse_fabric(const json& config_in) {
         if (!r.object(nics[i], np, {"name", RDMASIM_NIC_KEYS})) continue;
         NicParams p = nic_defaults;
         read_nic_params(r, nics[i], np, ib, p);
-        if (p.hca.cc.algorithm == nic::CcAlgorithm::Dcqcn && spec.link_layer != net::LinkLayer::RoCEv2)
-          r.error(join(np, "cc.algorithm"), json("dcqcn"), "is RoCEv2 congestion control",
+        if (p.hca.cc.algorithm != nic::CcAlgorithm::None && spec.link_layer != net::LinkLayer::RoCEv2)
+          r.error(join(np, "cc.algorithm"), json(nic::cc_algorithm_name(p.hca.cc.algorithm)),
+                  "is RoCEv2 congestion control",
                   "\"none\" on a " + std::string(link_layer_name(spec.link_layer)) + " fabric");
         NicSpec entry;
         HostNic& n = entry.nic;

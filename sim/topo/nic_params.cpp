@@ -74,7 +74,23 @@ static void read_limits(ConfigReader& r, const json& j, const std::string& path,
   hca.atomics = r.boolean(j, "atomics", path, hca.atomics);
 }
 
-// "cc": {"algorithm": "none"|"dcqcn", "preset": "paper"|"vendor"|"hpcc", "increase":
+// "hpcc": {"eta", "max_stage", "ai_rate_mbps", "min_rate_mbps", "base_rtt_us"} (nic::HpccParams).
+static void read_hpcc(ConfigReader& r, const json& j, const std::string& path, nic::HpccParams& h) {
+  if (!r.object(j, path, {"eta", "max_stage", "ai_rate_mbps", "min_rate_mbps", "base_rtt_us"})) return;
+  h.eta = r.number(j, "eta", path, h.eta, 0, true, 1, "a target utilization in (0, 1]");
+  h.max_stage = static_cast<uint32_t>(
+      r.integer(j, "max_stage", path, h.max_stage, 0, 1000, "a stage count 0..1000"));
+  auto rate_mbps = [&](const char* key, Rate& v) {
+    v = Rate::mbps(r.number(j, key, path, static_cast<double>(v.bps) / 1e6, 0, true, 1e7,
+                            "a rate in Mb/s > 0"));
+  };
+  rate_mbps("ai_rate_mbps", h.ai_rate);
+  rate_mbps("min_rate_mbps", h.min_rate);
+  h.base_rtt = from_ns_double(1000.0 * r.number(j, "base_rtt_us", path, to_us(h.base_rtt), 0, true,
+                                                1e6, "a time in us > 0"));
+}
+
+// "cc": {"algorithm": "none"|"dcqcn"|"hpcc", "hpcc": {...}, "preset": "paper"|"vendor"|"hpcc", "increase":
 // "paper"|"timer", "clamp_target", DCQCN parameters...}.
 // The preset (if any) sets every parameter first; the other keys then override it.
 static void read_cc(ConfigReader& r, const json& j, const std::string& path, nic::CcConfig& cc) {
@@ -82,14 +98,17 @@ static void read_cc(ConfigReader& r, const json& j, const std::string& path, nic
                           "rate_timer_us", "byte_counter_bytes", "fast_recovery_steps",
                           "ai_rate_mbps", "hai_rate_mbps", "min_rate_mbps",
                           "rate_reduce_period_us", "cnp_interval_us", "cnp_priority",
-                          "cnp_dscp", "max_samples", "increase", "clamp_target"}))
+                          "cnp_dscp", "max_samples", "increase", "clamp_target", "hpcc"}))
     return;
+  const char* kAlgorithms = "\"none\", \"dcqcn\" or \"hpcc\"";
   const std::string algo = r.string(j, "algorithm", path, nic::cc_algorithm_name(cc.algorithm),
-                                    "\"none\" or \"dcqcn\"");
+                                    kAlgorithms);
   if (algo == "none") cc.algorithm = nic::CcAlgorithm::None;
   else if (algo == "dcqcn") cc.algorithm = nic::CcAlgorithm::Dcqcn;
+  else if (algo == "hpcc") cc.algorithm = nic::CcAlgorithm::Hpcc;
   else r.error(join(path, "algorithm"), json(algo), "is not a congestion control algorithm",
-               "\"none\" or \"dcqcn\"");
+               kAlgorithms);
+  if (j.contains("hpcc")) read_hpcc(r, j["hpcc"], join(path, "hpcc"), cc.hpcc);
   if (j.contains("preset")) {
     const char* presets = "\"paper\", \"vendor\" or \"hpcc\"";
     const std::string preset = r.string(j, "preset", path, std::nullopt, presets);

@@ -83,5 +83,23 @@ TEST_CASE("cc config: the hpcc preset is timer-staged; increase and clamp_target
   CHECK(b.clamp_target);
 }
 
+TEST_CASE("cc config: hpcc and its parameters; bad values name the path") {
+  json j = base();
+  j["nic"] = {{"cc", {{"algorithm", "hpcc"}, {"hpcc", {{"eta", 0.9}, {"base_rtt_us", 5.3}}}}}};
+  const nic::CcConfig& c = parse_fabric(j).nics[0].nic.hca.cc;
+  CHECK(c.algorithm == nic::CcAlgorithm::Hpcc);
+  CHECK(c.hpcc.eta == 0.9);
+  CHECK(c.hpcc.base_rtt == ns(5300));
+  CHECK(c.hpcc.max_stage == 5);                  // the paper's maxStage
+  CHECK(c.hpcc.ai_rate == Rate::mbps(40));       // run.py RATE_AI 10 x 100/25 Mb/s
+  j["nic"] = {{"cc", {{"algorithm", "hpcc"}, {"hpcc", {{"eta", 0}}}}}};
+  CHECK(error_of(j).find("fabric.nic.cc.hpcc.eta") != std::string::npos);  // eta in (0, 1]
+  j["nic"] = {{"cc", {{"algorithm", "hpcc"}, {"hpcc", {{"wai", 1}}}}}};
+  CHECK(error_of(j).find("fabric.nic.cc.hpcc.wai") != std::string::npos);  // unknown key
+  j["nic"] = {{"cc", {{"algorithm", "hpcc"}}}};
+  j["link_layer"] = "ib";
+  CHECK(error_of(j).find("\"hpcc\" is RoCEv2 congestion control") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace rdmasim::topo

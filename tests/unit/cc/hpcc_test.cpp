@@ -1,0 +1,130 @@
+// HPCC scenarios run as the shipped studies (configs/studies/hpcc_*.json): the HPCC paper's
+// 15:1 incast next to DCQCN on the same fabric (dcqcn_incast_hpcc.json), and 2 flows
+// converging to the fair share.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/study/study.h"
+
+namespace rdmasim::study {
+namespace {
+
+using nlohmann::json;
+
+json load(const std::string& name) {
+  std::ifstream in(std::string(RDMASIM_SOURCE_DIR) + "/configs/studies/" + name);
+  REQUIRE(in.good());
+  return json::parse(in);
+}
+
+StudyResult run(const json& j) {
+  const StudySpec spec = parse_study(j, RDMASIM_SOURCE_DIR "/configs/studies");
+  StudyResult r = run_study(spec);
+  for (const std::string& f : r.failures) MESSAGE(f);
+  return r;
+}
+
+Time last_finish(const StudyResult& r) {
+  Time t = 0;
+  for (const FlowResult& f : r.flows) t = std::max(t, f.finish);
+  return t;
+}
+
+uint64_t drops(const StudyResult& r) {
+  uint64_t n = 0;
+  for (const auto& [name, port] : r.counters["fabric"].items())
+    if (port.is_object() && port.contains("drops")) n += port["drops"].get<uint64_t>();
+  return n;
+}
+
+// The observed port's queue (bytes, all classes) per sample from `from` to `to`.
+std::vector<uint64_t> queue(const StudyResult& r, Time from, Time to) {
+  REQUIRE(r.queues.size() == 1);
+  const PortSeries& s = r.queues[0];
+  std::vector<uint64_t> out;
+  for (size_t i = 0; i < s.samples.size(); ++i) {
+    const Time t = s.start + static_cast<Time>(i) * s.interval;
+    if (t < from || t >= to) continue;
+    uint64_t q = 0;
+    for (uint32_t c : s.samples[i]) q += c;
+    out.push_back(q);
+  }
+  return out;
+}
+
+double mean(const std::vector<uint64_t>& v) {
+  double s = 0;
+  for (uint64_t x : v) s += static_cast<double>(x);
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+TEST_CASE("hpcc 15:1 incast: the queue held near zero, far below DCQCN's on the same fabric") {
+  const StudyResult h = run(load("hpcc_incast.json"));
+  REQUIRE(h.ok);
+  const StudyResult d = run(load("dcqcn_incast_hpcc.json"));
+  REQUIRE(d.ok);
+  const double h_ms = to_seconds(last_finish(h)) * 1e3;
+  const double d_ms = to_seconds(last_finish(d)) * 1e3;
+  const std::vector<uint64_t> hq = queue(h, 0, last_finish(h));
+  const std::vector<uint64_t> dq = queue(d, 0, last_finish(d));
+  const uint64_t h_peak = *std::max_element(hq.begin(), hq.end());
+  MESSAGE("last FCT: hpcc " << h_ms << " ms, dcqcn " << d_ms << " ms");
+  MESSAGE("queue peak: hpcc " << h_peak << " B, dcqcn " << *std::max_element(dq.begin(), dq.end()));
+  MESSAGE("queue mean 0.2 ms..end: hpcc " << mean(queue(h, us(200), last_finish(h))) << " B, dcqcn "
+                                         << mean(queue(d, us(200), last_finish(d))) << " B");
+  CHECK(drops(h) == 0);  // PFC: lossless
+  CHECK(drops(d) == 0);
+  // Lower bound: all 30 MB cross one 100 Gb/s port; each flow is 489 packets, each with 78 B
+  // of RoCEv2 overhead and HPCC's 42 B INT header: 15 x (2,000,000 + 489 x 120) x 8 bits /
+  // 100 Gb/s = 2.470 ms.
+  const double line_ms = 15.0 * (2'000'000 + 489 * 120) * 8 / 100e9 * 1e3;
+  CHECK(h_ms >= line_ms);
+  // The paper (section 5, incast and Fig. 10's FCTs): HPCC finishes an incast no later than
+  // DCQCN, whose flows collapse to the minimum rate and creep back.
+  CHECK(h_ms < d_ms);
+  // The queue after the first RTTs' burst (from 0.2 ms): HPCC's per-ACK update drives U to
+  // eta < 1, where the queue term min(qlen)/(B T) must vanish, so the senders' paced packets
+  // meet at most one from each of the 15 senders at the port: 15 x 4216 B = 63,240 B.
+  // DCQCN only slows down on marks, which begin at Kmin = 400 KB: its queue stays above it,
+  // and HPCC's is at most a tenth of it (the paper's Fig. 9: near zero vs a standing queue).
+  const double h_mean = mean(queue(h, us(200), last_finish(h)));
+  const double d_mean = mean(queue(d, us(200), last_finish(d)));
+  CHECK(h_mean <= 15.0 * 4216);
+  CHECK(d_mean >= 400.0 * 1024);
+  CHECK(h_mean * 10 <= d_mean);
+  // The first RTT's burst (every sender at line rate before any ACK) is below DCQCN's peak.
+  CHECK(h_peak < *std::max_element(dq.begin(), dq.end()));
+}
+
+TEST_CASE("hpcc 2-flow convergence: fair share of eta x the port") {
+  const StudyResult r = run(load("hpcc_converge.json"));
+  REQUIRE(r.ok);
+  CHECK(drops(r) == 0);
+  REQUIRE(r.flows.size() == 2);
+  // Fair share (the paper, section 3.3: HPCC's AIMD on a shared Wc converges to fairness) of
+  // eta x the port's payload capacity: 0.95 x 100 x 4096 / (4096 + 78 + 42) / 2 = 46.15 Gb/s.
+  const double fair = 0.95 * 100.0 * 4096 / (4096 + 78 + 42) / 2;
+  double sum = 0;
+  for (const FlowResult& f : r.flows) {
+    REQUIRE(f.rx_bins.size() >= 160);  // 100 us bins from 4 ms (both running) to 16 ms
+    uint64_t bytes = 0;
+    for (size_t b = 40; b < 160; ++b) bytes += f.rx_bins[b];
+    const double gbps = static_cast<double>(bytes) * 8 / 12e-3 / 1e9;
+    MESSAGE("goodput 4..16 ms: " << gbps << " Gb/s");
+    CHECK(gbps == doctest::Approx(fair).epsilon(0.1));  // within 10% of the fair share
+    sum += gbps;
+  }
+  CHECK(sum >= 0.9 * 2 * fair);  // the port stays near eta busy
+  // Most of the run sits at U ~ eta: the queue of the shared port stays below one BDP
+  // (100 Gb/s x T = 100e9 x 5.3e-6 / 8 = 66,250 B) on average while both run.
+  CHECK(mean(queue(r, ms(4), ms(16))) <= 100e9 * 5.3e-6 / 8);
+}
+
+}  // namespace
+}  // namespace rdmasim::study
