@@ -11,37 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/study/study.h"
+#include "tests/unit/cc/study_helpers.h"
 
 namespace rdmasim::study {
 namespace {
 
 using nlohmann::json;
-
-json load(const std::string& name) {
-  std::ifstream in(std::string(RDMASIM_SOURCE_DIR) + "/configs/studies/" + name);
-  REQUIRE(in.good());
-  return json::parse(in);
-}
-
-StudyResult run(const json& j) {
-  const StudySpec spec = parse_study(j, RDMASIM_SOURCE_DIR "/configs/studies");
-  StudyResult r = run_study(spec);
-  for (const std::string& f : r.failures) MESSAGE(f);
-  return r;
-}
-
-Time last_finish(const StudyResult& r) {
-  Time t = 0;
-  for (const FlowResult& f : r.flows) t = std::max(t, f.finish);
-  return t;
-}
-
-uint64_t drops(const StudyResult& r) {
-  uint64_t n = 0;
-  for (const auto& [name, port] : r.counters["fabric"].items())
-    if (port.is_object() && port.contains("drops")) n += port["drops"].get<uint64_t>();
-  return n;
-}
+using namespace cc_test;
 
 // The observed port's queue (bytes, all classes) per sample from `from` to `to`.
 std::vector<uint64_t> queue(const StudyResult& r, Time from, Time to) {
@@ -110,17 +86,7 @@ TEST_CASE("hpcc 2-flow convergence: fair share of eta x the port") {
   // Fair share (the paper, section 3.3: HPCC's AIMD on a shared Wc converges to fairness) of
   // eta x the port's payload capacity: 0.95 x 100 x 4096 / (4096 + 78 + 42) / 2 = 46.15 Gb/s.
   const double fair = 0.95 * 100.0 * 4096 / (4096 + 78 + 42) / 2;
-  double sum = 0;
-  for (const FlowResult& f : r.flows) {
-    REQUIRE(f.rx_bins.size() >= 160);  // 100 us bins from 4 ms (both running) to 16 ms
-    uint64_t bytes = 0;
-    for (size_t b = 40; b < 160; ++b) bytes += f.rx_bins[b];
-    const double gbps = static_cast<double>(bytes) * 8 / 12e-3 / 1e9;
-    MESSAGE("goodput 4..16 ms: " << gbps << " Gb/s");
-    CHECK(gbps == doctest::Approx(fair).epsilon(0.1));  // within 10% of the fair share
-    sum += gbps;
-  }
-  CHECK(sum >= 0.9 * 2 * fair);  // the port stays near eta busy
+  check_fair_share(r, fair);
   // Most of the run sits at U ~ eta: the queue of the shared port stays below one BDP
   // (100 Gb/s x T = 100e9 x 5.3e-6 / 8 = 66,250 B) on average while both run.
   CHECK(mean(queue(r, ms(4), ms(16))) <= 100e9 * 5.3e-6 / 8);

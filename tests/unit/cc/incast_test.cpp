@@ -13,30 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/study/study.h"
+#include "tests/unit/cc/study_helpers.h"
 
 namespace rdmasim::study {
 namespace {
 
 using nlohmann::json;
-
-json load(const std::string& name) {
-  std::ifstream in(std::string(RDMASIM_SOURCE_DIR) + "/configs/studies/" + name);
-  REQUIRE(in.good());
-  return json::parse(in);
-}
-
-StudyResult run(const json& j) {
-  const StudySpec spec = parse_study(j, RDMASIM_SOURCE_DIR "/configs/studies");
-  StudyResult r = run_study(spec);
-  for (const std::string& f : r.failures) MESSAGE(f);
-  return r;
-}
-
-Time last_finish(const StudyResult& r) {
-  Time t = 0;
-  for (const FlowResult& f : r.flows) t = std::max(t, f.finish);
-  return t;
-}
+using namespace cc_test;
 
 // The senders' cc series: per QP, the samples [t_us, rate_gbps, target_gbps, alpha].
 std::vector<json> series(const StudyResult& r) {
@@ -45,13 +28,6 @@ std::vector<json> series(const StudyResult& r) {
     if (h.contains("cc"))
       for (const json& qp : h["cc"]) out.push_back(qp["samples"]);
   return out;
-}
-
-uint64_t drops(const StudyResult& r) {
-  uint64_t n = 0;
-  for (const auto& [name, port] : r.counters["fabric"].items())
-    if (port.is_object() && port.contains("drops")) n += port["drops"].get<uint64_t>();
-  return n;
 }
 
 // 15 senders x 2,000,000 B RC WRITEs (one message each) into host16's 100 Gb/s port, ECN
@@ -125,17 +101,7 @@ TEST_CASE("dcqcn 2-flow convergence with the HPCC simulator's parameters: fair s
   // Goodput bins of 100 us; from 4 ms (2 ms after "late" starts) to 16 ms (before "late"
   // ends at ~17 ms).
   const double fair = 100.0 * 4096 / (4096 + 78) / 2;
-  double sum = 0;
-  for (const FlowResult& f : r.flows) {
-    REQUIRE(f.rx_bins.size() >= 160);
-    uint64_t bytes = 0;
-    for (size_t b = 40; b < 160; ++b) bytes += f.rx_bins[b];
-    const double gbps = static_cast<double>(bytes) * 8 / 12e-3 / 1e9;
-    MESSAGE("goodput 4..16 ms: " << gbps << " Gb/s");
-    CHECK(gbps == doctest::Approx(fair).epsilon(0.1));  // within 10% of the fair share
-    sum += gbps;
-  }
-  CHECK(sum >= 0.9 * 2 * fair);  // and the port stays busy
+  check_fair_share(r, fair);
   // Between the rare cuts (a queue near Kmin draws few marks) the timer runs through fast
   // recovery (stage 0), additive (stage 1 = F) and hyper increase (stage >= 2): targets rise
   // by R_HAI = 200 Mb/s.
