@@ -86,7 +86,8 @@ TEST_CASE("cc config: the hpcc preset is timer-staged; increase and clamp_target
 TEST_CASE("cc config: hpcc and its parameters; bad values name the path") {
   json j = base();
   j["nic"] = {{"cc", {{"algorithm", "hpcc"}, {"hpcc", {{"eta", 0.9}, {"base_rtt_us", 5.3}}}}}};
-  const nic::CcConfig& c = parse_fabric(j).nics[0].nic.hca.cc;
+  const FabricSpec spec = parse_fabric(j);
+  const nic::CcConfig& c = spec.nics[0].nic.hca.cc;
   CHECK(c.algorithm == nic::CcAlgorithm::Hpcc);
   CHECK(c.hpcc.eta == 0.9);
   CHECK(c.hpcc.base_rtt == ns(5300));
