@@ -161,9 +161,12 @@ class Runner {
         engine_.schedule_at(spec_.flows[k].start, [this, k] { pump(k); });
     }
 
-    if (spec_.programs.empty() && !flow_programs_) engine_.run_until(spec_.time_limit);
-    else run_programs();
-    res_.end = engine_.now();
+    if (spec_.programs.empty() && !flow_programs_) {
+      engine_.run_until(spec_.time_limit);
+      end_and_drain();
+    } else {
+      run_programs();
+    }
     res_.events = engine_.events_run();
     res_.ok = true;
     for (size_t k = 0; k < runs_.size(); ++k) {
@@ -434,6 +437,14 @@ class Runner {
                      {"engine", {{"events", res_.events}, {"end_ns", to_ns(res_.end)}}}};
   }
 
+  // The study ends when its last flow or program did (res_.end); the engine then runs on,
+  // at most to the time limit, until the fabric holds no data packet, so that the counters
+  // count every packet sent (the last ACKs arrive) and agree with a run through the daemon.
+  void end_and_drain() {
+    res_.end = engine_.now();
+    while (fabric_->carries_data() && engine_.next_event_time() <= spec_.time_limit && engine_.step()) {}
+  }
+
   // The programs in fibers (lib/inproc) beside the flows, on the same HCAs, until both are
   // done or the time limit.
   void run_programs() {
@@ -457,6 +468,7 @@ class Runner {
           throw std::runtime_error("program " + prog.path + " on " + host + ": " + why);
       }
     rt.run(spec_.time_limit, [this] { return finished_ == runs_.size(); });
+    end_and_drain();   // while the runtime (its processes' verbs objects) still exists
     for (const inproc::InstanceResult& r : rt.results())
       res_.programs.push_back({r.program, r.host, r.rank, r.ok, r.status, r.outcome, r.end});
     for (const inproc::OutputLine& l : rt.output())

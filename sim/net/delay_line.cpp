@@ -33,4 +33,10 @@ void DelayLine::deliver_head() {
   sink_(std::move(pkt));
 }
 
+bool DelayLine::holds_data() const {
+  for (const auto& entry : fifo_)
+    if (is_data(*entry.second)) return true;
+  return false;
+}
+
 }  // namespace rdmasim::net

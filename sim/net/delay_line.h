@@ -25,6 +25,8 @@ class DelayLine {
   // Engine context only. The sink must be set before the first push().
   void set_sink(Sink sink) { sink_ = std::move(sink); }
   void push(PacketPtr pkt);
+  // A data packet (Transport or Cnp: not a PFC frame or an IB credit update) is on the line.
+  bool holds_data() const;
   // Removes every packet in flight (a link going down) and returns them, oldest first.
   std::vector<PacketPtr> clear();
 

@@ -174,6 +174,14 @@ class EgressPort {
   }
   uint64_t queued_bytes(uint8_t cls) const { return queued_bytes_[cls & 7]; }
   bool busy() const { return static_cast<bool>(tx_done_); }
+  // Data packets wait in a class queue, or one is serializing (busy: it may be a control
+  // frame, which ends within one frame time).
+  bool holds_data() const {
+    if (busy()) return true;
+    for (const ClassQueue& q : queues_)
+      if (!q.empty()) return true;
+    return false;
+  }
   Rate rate() const { return config_.rate; }
   const EgressConfig& config() const { return config_; }
 

@@ -76,6 +76,8 @@ class HostPort : public Transmitter, public Node {
   const EgressPort& egress() const { return egress_; }
   const PortCounters& counters() const { return egress_.counters(); }
   uint64_t undelivered() const { return undelivered_; }  // arrived with no receiver attached
+  // A data packet waits to be sent or sits in the receive buffer.
+  bool holds_data() const { return egress_.holds_data() || !rx_queue_.empty(); }
 
   // The receive buffer (see HostRxConfig).
   const HostRxConfig& rx_config() const { return rx_; }

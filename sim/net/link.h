@@ -49,6 +49,8 @@ class LinkDirection {
   void set_up(bool up);
   bool up() const { return up_; }
   const LinkCounters& counters() const { return counters_; }
+  // A data packet is on the wire.
+  bool holds_data() const { return pipe_.holds_data(); }
   const LinkFaults& faults() const { return faults_; }
 
  private:

@@ -118,6 +118,12 @@ struct Packet {
 
 using PacketPtr = std::unique_ptr<Packet>;
 
+// What the fabric carries for the hosts (transport packets, CNPs), as opposed to its own
+// control frames (PFC pauses, InfiniBand credit updates).
+inline bool is_data(const Packet& p) {
+  return p.kind == PacketKind::Transport || p.kind == PacketKind::Cnp;
+}
+
 // Anything that receives packets from a link: a switch, or a host's NIC.
 class Node {
  public:

@@ -232,4 +232,11 @@ void Switch::release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom)
   if (in.ingress_bytes[cls] <= config_.pfc.xon_bytes && in.headroom_used[cls] == 0) in.pfc->xon(cls);
 }
 
+bool Switch::holds_data() const {
+  if (pipeline_.holds_data()) return true;
+  for (const auto& p : ports_)
+    if (p->egress->holds_data()) return true;
+  return false;
+}
+
 }  // namespace rdmasim::net

@@ -125,6 +125,8 @@ class Switch : public Node {
   // credits, `peer_buffer_bytes` is the receive buffer per VL of the node at the far end.
   int add_port(Rate rate, uint32_t peer_buffer_bytes = 0);
   size_t num_ports() const { return ports_.size(); }
+  // A data packet is in the forwarding pipeline or an egress port.
+  bool holds_data() const;
   EgressPort& port(int i) { return *ports_[i]->egress; }
   // InfiniBand: the port's link-level flow control (null on Ethernet).
   IbFlowControl* flow_control(int i) { return ports_[i]->fc.get(); }

@@ -166,6 +166,16 @@ class BuiltFabric : public Fabric {
     nic_link_observers_.at(i) = std::move(observer);
   }
 
+  bool carries_data() const override {
+    for (const auto& p : host_ports_)
+      if (p->holds_data()) return true;
+    for (const auto& s : switches_)
+      if (s->holds_data()) return true;
+    for (const auto& l : links_)
+      if (l->holds_data()) return true;
+    return false;
+  }
+
   json counters() const override {
     json out = json::object();
     for (size_t i = 0; i < nics_.size(); ++i) {

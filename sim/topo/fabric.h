@@ -96,6 +96,11 @@ class Fabric {
   // The config's "trace" settings (capture off when pcap_dir is empty).
   virtual const TraceConfig& trace() const = 0;
 
+  // A data packet (not a PFC frame or an IB credit update) is queued, serializing, on a
+  // wire, in a switch or in a NIC's receive buffer: false once the fabric delivered (or
+  // dropped) everything the hosts sent.
+  virtual bool carries_data() const = 0;
+
   // Per-port counters as JSON (for `rdmasim counters` and study outputs).
   virtual nlohmann::json counters() const = 0;
 
