@@ -32,6 +32,20 @@ struct ExecArgs {
 struct StudyArgs {
   std::string study;
   std::string out;  // "" = ./<study name>.out
+  bool quiet = false;   // no summary on stdout, no progress line
+};
+
+struct SweepArgs {
+  std::string study;
+  std::vector<std::string> vary;   // "path=v1,v2,..."
+  unsigned jobs = 1;
+  std::string out;                 // "" = ./<study name>.sweep
+  bool quiet = false;
+};
+
+struct CompareArgs {
+  std::vector<std::string> dirs;
+  std::string out = "compare.html";
 };
 
 struct LearnArgs {
@@ -55,6 +69,8 @@ int run_fabric(const FabricArgs& a);
 // Returns only when PROGRAM cannot be started (127, as env(1) does).
 int run_exec(const ExecArgs& a);
 int run_study(const StudyArgs& a);
+int run_sweep(const SweepArgs& a);
+int run_compare(const CompareArgs& a);
 int run_learn(const LearnArgs& a);
 
 }  // namespace rdmasim::cli

@@ -50,9 +50,27 @@ Put `--` before PROGRAM when its arguments start with `-`.)";
 constexpr const char* kStudyFooter = R"(
 Runs a study in-process (no daemon, no wall-clock pacing): the study's fabric with one HCA
 model per NIC and its flows (see configs/README.md, "Studies"). Writes flows.json,
-flows.csv, counters.json, queues.csv (when sampling) and report.html into DIR and a summary
-to stdout. Exit 0 when every flow finished, 1 when one did not (each is named), 2 for a bad
-study file.)";
+flows.csv, fct.txt (the HPCC simulator's format), summary.json, counters.json, queues.csv
+(when sampling) and report.html into DIR and a summary to stdout. A run longer than a second
+shows a progress line on stderr when stderr is a terminal (not with --quiet). Exit 0 when
+every flow finished, 1 when one did not (each is named), 2 for a bad study file.)";
+
+constexpr const char* kSweepFooter = R"(
+Runs STUDY once per point of the cross product of the --vary values, each point a separate
+study in DIR/pNNN/ (its study.json and every output of `rdmasim study`), N child processes at
+once, then writes DIR/summary.csv: one row per point with the varied values, its status and
+headline figures (last finish, FCT and slowdown percentiles, drops, PFC frames, ECN marks...).
+PATH is dotted into the study's JSON (numbers index arrays; "fabric." reaches a fabric file's
+keys), e.g. --vary fabric.switch.ecn.kmin_kb=50,100 --vary generators.0.bytes=100000,1000000.
+Values are JSON, or strings when they are not JSON. A bad path or a value that makes a point
+invalid is a usage error (exit 2) naming the path, before anything runs. Exit 0 when every
+point's flows finished, 1 otherwise.)";
+
+constexpr const char* kCompareFooter = R"(
+Puts several runs on one page: each DIR is the output folder of `rdmasim study` (its
+summary.json) or of `rdmasim sweep` (every point of its summary.csv). The page has a table of
+headline figures, FCT slowdown percentiles, goodput over time, drops / PFC frames / ECN marks
+and the deepest queue of each run. Exit 2 when a DIR is neither.)";
 
 constexpr const char* kLearnFooter = R"(
 With no LESSON, lists the lessons. With one, runs it in-process in virtual time (no daemon),
@@ -164,7 +182,26 @@ int main(int argc, char** argv) {
   study->add_option("STUDY", sa.study, "study file (JSON)")->required()->type_name("FILE");
   study->add_option("--out", sa.out, "output directory (default ./<study name>.out)")
       ->type_name("DIR");
+  study->add_flag("--quiet", sa.quiet, "no summary on stdout, no progress line");
   study->footer(std::string(kStudyFooter) + "\n" + kExitCodes);
+
+  SweepArgs swa;
+  CLI::App* sweep = app.add_subcommand("sweep", "Run a study at every point of a parameter cross product");
+  sweep->add_option("STUDY", swa.study, "study file (JSON)")->required()->type_name("FILE");
+  sweep->add_option("--vary", swa.vary, "a parameter and its values (repeatable)")
+      ->required()
+      ->type_name("PATH=V1,V2,...")
+      ->allow_extra_args(false);
+  sweep->add_option("-j,--jobs", swa.jobs, "points run at once (processes)")->check(CLI::Range(1u, 256u))->type_name("N");
+  sweep->add_option("--out", swa.out, "output directory (default ./<study name>.sweep)")->type_name("DIR");
+  sweep->add_flag("--quiet", swa.quiet, "no per-point lines on stdout, no progress line");
+  sweep->footer(std::string(kSweepFooter) + "\n" + kExitCodes);
+
+  CompareArgs ca;
+  CLI::App* compare = app.add_subcommand("compare", "Put several runs' results on one page");
+  compare->add_option("DIR", ca.dirs, "study or sweep output folders")->required()->type_name("DIR");
+  compare->add_option("--out", ca.out, "the page to write (default compare.html)")->type_name("FILE");
+  compare->footer(std::string(kCompareFooter) + "\n" + kExitCodes);
 
   LearnArgs la;
   CLI::App* learn = app.add_subcommand("learn", "Lessons: see RDMA work (list them, or run LESSON)");
@@ -199,6 +236,8 @@ int main(int argc, char** argv) {
   if (fabric->parsed()) return run_fabric(fa);
   if (exec->parsed()) return run_exec(ea);
   if (study->parsed()) return run_study(sa);
+  if (sweep->parsed()) return run_sweep(swa);
+  if (compare->parsed()) return run_compare(ca);
   if (learn->parsed()) return run_learn(la);
   if (counters->parsed()) return run_counters(counters_socket);
   if (shutdown->parsed()) return run_shutdown(shutdown_socket);

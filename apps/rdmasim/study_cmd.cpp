@@ -1,10 +1,12 @@
 // `rdmasim study`: parses a study file, runs it in-process, writes its outputs.
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "apps/rdmasim/commands.h"
+#include "apps/rdmasim/progress.h"
 #include "lib/study/study.h"
 #include "sim/topo/fabric.h"
 
@@ -28,9 +30,14 @@ int run_study(const StudyArgs& a) {
   }
   const std::string out = a.out.empty() ? spec.name + ".out" : a.out;
   try {
-    const study::StudyResult result = study::run_study(spec);
+    study::RunOptions opts;
+    // RDMASIM_PROGRESS_AFTER=S: show the line after S seconds instead of 1 (tests use 0).
+    if (const char* after = getenv("RDMASIM_PROGRESS_AFTER")) opts.progress_after = atof(after);
+    if (progress_wanted(a.quiet))
+      opts.progress = [](const study::Progress& p, bool done) { progress_show(done ? "" : progress_text(p)); };
+    const study::StudyResult result = study::run_study(spec, opts);
     study::write_outputs(spec, result, out);
-    std::cout << study::summary(spec, result) << "outputs in " << out << "/\n";
+    if (!a.quiet) std::cout << study::summary(spec, result) << "outputs in " << out << "/\n";
     return result.ok ? kExitOk : kExitFailed;
   } catch (const std::exception& e) {
     std::cerr << "rdmasim study: " << e.what() << "\n";

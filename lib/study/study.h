@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,8 @@ struct StudySpec {
   uint32_t spin_cap = 1024;        // "fibers": {"spin_cap"}: coalesced polls at most (0: off)
   Time time_limit = ms(100);
   Time goodput_bin = us(1);
+  // "observe": {"link_sample_ns"}: each observed port's wire bytes per period (0 = off).
+  Time link_sample = 0;
 };
 
 // Parses a study. `base_dir` resolves a relative fabric path (the study file's directory).
@@ -76,6 +79,45 @@ struct FlowResult {
   Time ideal_fct = 0;           // wire bytes / bottleneck rate + base latency
   double bottleneck_gbps = 0;
   std::vector<uint64_t> rx_bins;   // payload bytes received per goodput bin
+  // The QPs at the two ends of the data (0: not known) and, on RoCEv2, the UDP source port
+  // of its data packets (0 elsewhere): what fct.txt prints as sport/dport.
+  uint32_t data_src_qpn = 0, data_dst_qpn = 0;
+  uint16_t udp_sport = 0;
+  uint32_t requester_qpn = 0;   // the QP that posts the flow's work requests (its CC state)
+};
+
+// Wire bytes an egress port sent per period, only the periods that sent any.
+struct LinkSeries {
+  std::string port;             // counters name, "sw0/15"
+  double gbps = 0;              // the port's rate
+  Time interval = 0;
+  uint64_t total_bytes = 0;
+  std::vector<std::pair<uint32_t, uint64_t>> bins;   // (period index from time 0, bytes)
+};
+
+// The intervals one traffic class of one egress port was paused by PFC.
+struct PauseTimeline {
+  std::string port;
+  uint8_t cls = 0;
+  Time total = 0;
+  std::vector<std::pair<Time, Time>> spans;   // [from, to)
+};
+
+// Where a run is, for a progress line (run_study calls it from the engine's thread).
+struct Progress {
+  Time now = 0, limit = 0;
+  uint64_t events = 0;
+  size_t flows_done = 0, flows = 0;
+  uint64_t bytes_received = 0, bytes_total = 0;
+  double wall_seconds = 0;
+};
+
+struct RunOptions {
+  // Called about every `progress_period` seconds of wall time once the run has taken
+  // `progress_after` seconds (never for a shorter run), and once with done = true at the end
+  // if it was ever called. Polled from the receive path: it adds no engine event.
+  std::function<void(const Progress&, bool done)> progress;
+  double progress_after = 1.0, progress_period = 0.25;
 };
 
 struct PortSeries {
@@ -110,7 +152,10 @@ struct StudyResult {
   std::vector<ProgramLine> program_output;   // in time order
   nlohmann::json counters;      // {"fabric": ..., "hcas": {...}, "engine": {...}}
   std::vector<PortSeries> queues;
+  std::vector<LinkSeries> links;        // observe.link_sample_ns, every observed port
+  std::vector<PauseTimeline> pauses;    // every port and class that was paused
   std::string fabric_summary;
+  std::vector<uint32_t> nic_ipv4;       // per NIC: its IPv4 address (0: none)
   std::vector<std::string> nic_names;   // per NIC: "host", or "host/device" on multi-NIC hosts
   Time end = 0;                 // simulated time when the run stopped
   uint64_t events = 0;
@@ -119,10 +164,10 @@ struct StudyResult {
 
 // Runs the study to completion or to its time limit. Throws topo::ConfigError only for
 // problems found while building (none once parse_study accepted the study).
-StudyResult run_study(const StudySpec& spec);
+StudyResult run_study(const StudySpec& spec, const RunOptions& opts = {});
 
-// flows.json, flows.csv, counters.json, queues.csv (when sampling is on) and report.html in
-// `dir` (created if missing). Throws std::runtime_error naming the file on an I/O error.
+// flows.json, flows.csv, fct.txt, summary.json, counters.json, queues.csv (when sampling
+// is on) and report.html in `dir` (created if missing). Throws std::runtime_error naming the file on an I/O error.
 void write_outputs(const StudySpec& spec, const StudyResult& result, const std::string& dir);
 
 // `[  0.000012345 host1] text`: a program's line as programs.log and stdout show it.
@@ -131,10 +176,14 @@ std::string program_line(const ProgramLine& l);
 // Per-flow records as written to flows.json.
 nlohmann::json flows_json(const StudySpec& spec, const StudyResult& result);
 
-// The self-contained HTML report with inline SVG plots.
+// The self-contained HTML report with inline SVG plots (lib/study/report/).
 std::string report_html(const StudySpec& spec, const StudyResult& result);
 
-// A few lines for stdout.
-std::string summary(const StudySpec& spec, const StudyResult& result);
+// fct.txt in the HPCC simulator's format, one line per finished flow in finishing order.
+std::string fct_txt(const StudySpec& spec, const StudyResult& result);
+
+// A few lines for stdout; `wall_time` adds the run's wall-clock seconds (not in report.html,
+// so the page is the same bytes every run).
+std::string summary(const StudySpec& spec, const StudyResult& result, bool wall_time = true);
 
 }  // namespace rdmasim::study

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "lib/study/figures.h"
 #include "lib/study/study.h"
 
 namespace rdmasim::study {
@@ -103,6 +104,8 @@ void write_outputs(const StudySpec& spec, const StudyResult& result, const std::
         << num(j["ideal_fct_ns"]) << "," << num(j["slowdown"]) << "," << j["status"].get<std::string>() << "\n";
   }
   write_file(dir + "/flows.csv", csv.str());
+  write_file(dir + "/fct.txt", fct_txt(spec, result));
+  write_file(dir + "/summary.json", summary_json(spec, result).dump(1) + "\n");
   write_file(dir + "/counters.json", result.counters.dump(1) + "\n");
   if (!result.queues.empty()) {
     // One row per sample, port and class that was non-empty at any sample of the port.
@@ -130,18 +133,45 @@ void write_outputs(const StudySpec& spec, const StudyResult& result, const std::
   }
 }
 
+// The HPCC simulator's fct.txt line (third.cc, qp_finish): "%08x %08x %u %u %lu %lu %lu %lu"
+// = sip dip sport dport size start_ns fct_ns standalone_fct_ns, written as each flow
+// finishes. Times are whole ns (rounded down); standalone_fct is the ideal FCT.
+std::string fct_txt(const StudySpec& spec, const StudyResult& result) {
+  std::vector<size_t> order;
+  for (size_t k = 0; k < spec.flows.size(); ++k)
+    if (result.flows[k].finished) order.push_back(k);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return result.flows[a].finish < result.flows[b].finish; });
+  std::string out;
+  for (size_t k : order) {
+    const FlowSpec& f = spec.flows[k];
+    const FlowResult& r = result.flows[k];
+    // RoCEv2: the data packets' UDP ports; elsewhere (no UDP) the QPNs at the two ends.
+    const bool udp = r.udp_sport != 0;
+    char line[160];
+    snprintf(line, sizeof line, "%08x %08x %u %u %llu %lld %lld %lld\n", result.nic_ipv4.at(f.src),
+             result.nic_ipv4.at(f.dst), udp ? r.udp_sport : r.data_src_qpn, udp ? 4791u : r.data_dst_qpn,
+             static_cast<unsigned long long>(f.bytes), static_cast<long long>(f.start / kNanosecond),
+             static_cast<long long>((r.finish - f.start) / kNanosecond),
+             static_cast<long long>(r.ideal_fct / kNanosecond));
+    out += line;
+  }
+  return out;
+}
+
 std::string program_line(const ProgramLine& l) {
   char t[48];
   snprintf(t, sizeof t, "%.9f", static_cast<double>(l.at) / static_cast<double>(kSecond));
   return std::string("[") + t + " " + l.host + "]" + (l.stream == 2 ? " (stderr) " : " ") + l.text;
 }
 
-std::string summary(const StudySpec& spec, const StudyResult& result) {
+std::string summary(const StudySpec& spec, const StudyResult& result, bool wall_time) {
   std::ostringstream s;
   s << "study " << spec.name << ": " << spec.flows.size() << " flows; fabric (" << spec.fabric_source
     << ") " << result.fabric_summary << "\n";
-  s << "simulated " << fmt(to_us(result.end)) << " us in " << fmt(result.wall_seconds) << " s ("
-    << result.events << " events)\n";
+  s << "simulated " << fmt(to_us(result.end)) << " us";
+  if (wall_time) s << " in " << fmt(result.wall_seconds) << " s";
+  s << " (" << result.events << " events)\n";
   std::vector<double> fcts, slow;
   size_t done = 0;
   for (size_t k = 0; k < spec.flows.size(); ++k) {
@@ -160,20 +190,9 @@ std::string summary(const StudySpec& spec, const StudyResult& result) {
       << fmt(slow.back());
   }
   s << "\n";
-  uint64_t drops = 0, pauses = 0, marks = 0, lost = 0;
-  for (const auto& [name, port] : result.counters["fabric"].items()) {
-    if (name == "links") {
-      for (const json& l : port)
-        for (const char* d : {"a_to_b", "b_to_a"}) lost += l[d]["lost_packets"].get<uint64_t>();
-      continue;
-    }
-    if (!port.contains("drops")) continue;
-    drops += port["drops"].get<uint64_t>();
-    pauses += port["pauses_sent"].get<uint64_t>();
-    marks += port["ecn_marked"].get<uint64_t>();
-  }
-  s << "fabric: " << drops << " drops, " << lost << " packets lost on links, " << pauses
-    << " PFC frames sent, " << marks << " ECN marks\n";
+  const Headline h = headline(spec, result);
+  s << "fabric: " << h.drops << " drops, " << h.lost_on_links << " packets lost on links, " << h.pause_frames
+    << " PFC frames sent, " << h.ecn_marks << " ECN marks\n";
   if (!result.programs.empty()) {
     size_t ok = 0;
     for (const ProgramResult& p : result.programs) ok += p.ok;

@@ -2,11 +2,14 @@
 // keeps `window` messages posted, and a receive tap that times each flow's payload.
 #include <algorithm>
 #include <chrono>
+#include <arpa/inet.h>
+
 #include <map>
 #include <memory>
 
 #include "lib/inproc/runtime.h"
 #include "lib/study/flow_programs.h"
+#include "lib/study/port_watch.h"
 #include "lib/study/study.h"
 #include "sim/core/engine.h"
 #include "sim/net/headers.h"
@@ -114,18 +117,22 @@ struct FlowRun {
 
 class Runner {
  public:
-  explicit Runner(const StudySpec& spec) : spec_(spec), fs_(topo::parse_fabric(spec.fabric)),
-                                           engine_(fs_.seed) {}
+  Runner(const StudySpec& spec, const RunOptions& opts)
+      : spec_(spec), opts_(opts), fs_(topo::parse_fabric(spec.fabric)), engine_(fs_.seed) {}
 
   StudyResult run() {
-    const auto wall0 = std::chrono::steady_clock::now();
+    wall0_ = std::chrono::steady_clock::now();
     fabric_ = topo::Fabric::build(engine_, spec_.fabric);
     res_.fabric_summary = fabric_->summary();
     const auto& nics = fabric_->nics();
     for (const topo::HostNic& n : nics) {
       const bool multi = std::count_if(nics.begin(), nics.end(), [&](const topo::HostNic& o) { return o.host == n.host; }) > 1;
       res_.nic_names.push_back(multi ? n.host + "/" + n.device : n.host);
+      in_addr a{};
+      res_.nic_ipv4.push_back(inet_pton(AF_INET, n.ip.c_str(), &a) == 1 ? ntohl(a.s_addr) : 0);
     }
+    watch_ports();
+    for (const FlowSpec& f : spec_.flows) bytes_total_ += f.bytes;
     taps_.reserve(nics.size());
     for (size_t i = 0; i < nics.size(); ++i) {
       taps_.push_back(std::make_unique<RxTap>(*this, i));
@@ -187,7 +194,8 @@ class Runner {
                                 std::to_string(p.rank) + "): " + p.outcome);
       }
     collect();
-    res_.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    res_.wall_seconds = wall_now();
+    if (progress_shown_) opts_.progress(progress(), true);
     return std::move(res_);
   }
 
@@ -200,7 +208,9 @@ class Runner {
     FlowRun& fr = runs_[it->second];
     FlowResult& r = *fr.res;
     const Time now = engine_.now();
-    if (r.first_byte < 0) r.first_byte = now;
+    if (r.first_byte < 0) r.first_byte = now, r.udp_sport = p.udp_src_port;
+    bytes_received_ += p.payload_len;
+    if (opts_.progress && ++rx_packets_ % 1024 == 0) poll_progress();
     r.last_byte = now;
     r.bytes_received += p.payload_len;
     const size_t bin = static_cast<size_t>(now / spec_.goodput_bin);
@@ -215,6 +225,42 @@ class Runner {
 
  private:
   static constexpr size_t kMaxBins = 1'000'000;
+
+  // A PortWatch on every egress port: PFC pauses everywhere, the byte series where observed.
+  void watch_ports() {
+    for (const topo::FabricPort& p : fabric_->egress_ports()) {
+      watches_.push_back(std::make_unique<PortWatch>(link_observed(p) ? spec_.link_sample : 0, p.egress->rate()));
+      p.egress->set_tap(watches_.back().get());
+    }
+  }
+
+  // The observe selection of the fabric ("ports": all, hosts, switches or names).
+  bool link_observed(const topo::FabricPort& p) const {
+    if (spec_.link_sample <= 0) return false;
+    const topo::ObserveSpec& o = fs_.observe;
+    if (p.is_switch ? o.switches : o.hosts) return true;
+    const std::string sw = p.name.substr(0, p.name.find('/'));
+    return std::find_if(o.ports.begin(), o.ports.end(), [&](const std::string& n) {
+             return n == p.name || (p.is_switch && n == sw);
+           }) != o.ports.end();
+  }
+
+  double wall_now() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
+  }
+
+  Progress progress() const {
+    return {engine_.now(), spec_.time_limit, engine_.events_run(), finished_, runs_.size(),
+            bytes_received_, bytes_total_, wall_now()};
+  }
+
+  void poll_progress() {
+    const double wall = wall_now();
+    if (wall < opts_.progress_after || (progress_shown_ && wall < last_progress_ + opts_.progress_period)) return;
+    last_progress_ = wall;
+    progress_shown_ = true;
+    opts_.progress(progress(), false);
+  }
 
   void hca_ok(int rc, const char* what) {
     if (rc != 0) throw std::runtime_error(std::string("study: ") + what + " failed: errno " + std::to_string(rc));
@@ -284,6 +330,9 @@ class Runner {
     connect(*fr.req, fr.req_qp, f.qp, resp, resp_qp, f.priority);
     connect(*hcas_[resp], resp_qp, f.qp, req, fr.req_qp, f.priority);
     fr.rcv_qp = read ? fr.req_qp : resp_qp;
+    fr.res->requester_qpn = fr.req_qp;
+    fr.res->data_src_qpn = read ? resp_qp : fr.req_qp;
+    fr.res->data_dst_qpn = fr.rcv_qp;
     fr.req_addr = reinterpret_cast<uint64_t>(buffers_[req].get());
     fr.req_lkey = keys_[req].lkey;
     fr.remote_addr = reinterpret_cast<uint64_t>(buffers_[resp].get());
@@ -427,10 +476,22 @@ class Runner {
       if (nics[i].hca.link_layer == net::LinkLayer::IWarp) j["tcp"] = tcp_report_json(*hcas_[i]);
       hcas[nics[i].host + "/" + nics[i].device] = j;
     }
+    size_t w = 0;
     for (const topo::FabricPort& p : fabric_->egress_ports()) {
       p.egress->flush_series();
       const net::QueueSeries& qs = p.egress->queue_series();
       if (qs.interval > 0) res_.queues.push_back({p.name, qs.start, qs.interval, qs.samples});
+      const PortWatch& pw = *watches_.at(w++);
+      if (link_observed(p))
+        res_.links.push_back({p.name, p.egress->rate().as_gbps(), spec_.link_sample, pw.tx_bytes(), pw.tx_bins()});
+      for (uint8_t c = 0; c < 8; ++c) {
+        PauseTimeline t{p.name, c, 0, {}};
+        for (const Span& s : pw.pauses(c, engine_.now())) {
+          t.spans.emplace_back(s.from, s.to);
+          t.total += s.to - s.from;
+        }
+        if (!t.spans.empty()) res_.pauses.push_back(std::move(t));
+      }
     }
     res_.counters = {{"fabric", fabric_->counters()},
                      {"hcas", hcas},
@@ -489,6 +550,10 @@ class Runner {
     const FlowSpec& f = spec_.flows[fk.flow];
     FlowRun& fr = runs_[fk.flow];
     if (fk.what != FlowKey::Done) {
+      const bool req = fk.what == FlowKey::Req;
+      if (req) fr.res->requester_qpn = fk.qpn;
+      // The data leaves the requester's QP (WRITE, SEND) or the responder's (READ).
+      ((req == (f.op != Op::Read)) ? fr.res->data_src_qpn : fr.res->data_dst_qpn) = fk.qpn;
       // The payload arrives at dst: on the responder's QP, or a READ's requester's.
       if ((fk.what == FlowKey::Req) == (f.op == Op::Read)) rx_flow_[uint64_t{f.dst} << 32 | fk.qpn] = fk.flow;
       return;
@@ -503,9 +568,11 @@ class Runner {
   }
 
   const StudySpec& spec_;
+  const RunOptions& opts_;
   const bool flow_programs_ = spec_.flow_driver == FlowDriver::Programs && !spec_.flows.empty();
   topo::FabricSpec fs_;
   Engine engine_;
+  std::vector<std::unique_ptr<PortWatch>> watches_;   // outlive the fabric's ports (declared before)
   std::unique_ptr<topo::Fabric> fabric_;
   LocalMemory mem_;
   std::vector<std::unique_ptr<RxTap>> taps_;
@@ -516,6 +583,10 @@ class Runner {
   std::vector<FlowRun> runs_;
   std::map<uint64_t, size_t> rx_flow_;   // (dst NIC << 32 | QPN) -> flow
   size_t finished_ = 0;
+  uint64_t bytes_total_ = 0, bytes_received_ = 0, rx_packets_ = 0;
+  std::chrono::steady_clock::time_point wall0_;
+  double last_progress_ = 0;
+  bool progress_shown_ = false;
   StudyResult res_;
 };
 
@@ -526,8 +597,8 @@ void RxTap::receive(net::PacketPtr pkt, int port) {
 
 }  // namespace
 
-StudyResult run_study(const StudySpec& spec) {
-  Runner r(spec);
+StudyResult run_study(const StudySpec& spec, const RunOptions& opts) {
+  Runner r(spec, opts);
   return r.run();
 }
 

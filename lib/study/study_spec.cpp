@@ -396,7 +396,14 @@ StudySpec parse_study(const json& study, const std::string& base_dir) {
   const bool own_observe = study.contains("observe");
   if (own_observe) {
     if (!fabric.is_object()) fabric = json::object();
-    fabric["observe"] = study["observe"];
+    json observe = study["observe"];
+    // The study's own key; the rest (queue sampling, the ports) is the fabric's.
+    if (observe.is_object() && observe.contains("link_sample_ns")) {
+      spec.link_sample = ns(r.integer(observe, "link_sample_ns", join(root, "observe"), 0, 0, 1'000'000'000'000,
+                                      "a link sampling period in ns >= 0 (0 = off)"));
+      observe.erase("link_sample_ns");
+    }
+    fabric["observe"] = observe;
   }
   topo::FabricSpec fs;
   try {

@@ -63,6 +63,7 @@ void EgressPort::note_pause(uint8_t c, Time until) {
   paused_total_[c] += std::max<Time>(0, std::min(now, paused_until_[c]) - pause_start_[c]);
   pause_start_[c] = now;
   paused_until_[c] = until;
+  if (tap_) tap_->on_pause(c, now, until);
 }
 
 void EgressPort::set_link_up(bool up) {

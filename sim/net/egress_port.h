@@ -102,6 +102,9 @@ class PacketTap {
   virtual ~PacketTap() = default;
   // Engine context: `pkt`'s last bit left the port at simulated time `now`.
   virtual void on_transmit(const Packet& pkt, Time now) = 0;
+  // Engine context: a PFC frame set class `cls` paused from `now` until `until` (until <=
+  // now: resumed), replacing what an earlier frame had set.
+  virtual void on_pause(uint8_t cls, Time now, Time until) { (void)cls, (void)now, (void)until; }
 };
 
 // The packets of one egress class. With `by_ingress`, packets are kept per switch ingress

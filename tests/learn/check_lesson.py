@@ -13,7 +13,10 @@ Usage: check_lesson.py RDMASIM LESSON FABRIC WORKDIR
 - with a chromium installed: the page renders headless, the rendered DOM still has the
   plots, and a screenshot is not blank.
 """
-import json, os, re, shutil, struct, subprocess, sys, zlib
+import json, os, re, shutil, subprocess, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import html_check  # noqa: E402  (tests/html_check.py, shared with the study report tests)
 
 rdmasim, lesson, fabric, work = sys.argv[1:5]
 failures = []
@@ -50,13 +53,13 @@ if "\033[" in story:
 summary = json.loads(sa)
 
 page = open(os.path.join(a, "lesson.html"), encoding="utf-8").read()
-if re.search(r"<script", page, re.I) or re.search(r"""(src|href)\s*=\s*["'][^"']*//""", page):
-    bad("lesson.html loads a script or an external resource")
-plots = page.count('<svg class="plot"')
-looks = len(re.findall(r"<svg class=\"plot\".*?</svg>\s*<figcaption><b>What to look at:</b>", page, re.S))
-if plots == 0 or looks != plots:
-    bad(f"lesson.html: {plots} plots, {looks} with a 'What to look at'")
-else:
+for msg in html_check.self_contained(page):
+    bad("lesson.html: " + msg)
+ids, fig_bad = html_check.figures(page)
+plots = len(ids)
+for msg in fig_bad:
+    bad("lesson.html: " + msg)
+if not fig_bad:
     print(f"ok: lesson.html has {plots} plots, each with what to look at")
 
 
@@ -178,42 +181,7 @@ checks = {"pfc": check_pfc, "copies": check_copies, "transports": check_transpor
 if lesson in checks:
     checks[lesson](summary)
 
-chrome = shutil.which("chromium") or shutil.which("chromium-browser")
-if chrome:
-    url = "file://" + os.path.abspath(os.path.join(a, "lesson.html"))
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
-    dom = subprocess.run([chrome, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
-    rendered = dom.count('<svg class="plot"')
-    series = len(re.findall(r"<(polyline|rect)\b", dom))
-    if rendered != plots or series == 0:
-        bad(f"chromium's DOM has {rendered} plots (page: {plots}) and {series} plot elements")
-    else:
-        print(f"ok: chromium renders {rendered} plots with {series} plot elements")
-    shot = os.path.join(work, "shot.png")
-    subprocess.run([chrome, *flags, "--window-size=1000,1400", f"--screenshot={shot}", url],
-                   capture_output=True, timeout=120)
-    try:
-        png = open(shot, "rb").read()
-        # PNG: IHDR gives size and colour type; IDAT chunks hold the zlib stream.
-        w, h, depth, ctype = struct.unpack(">IIBB", png[16:26])
-        data, pos = b"", 8
-        while pos < len(png):
-            ln, kind = struct.unpack(">I4s", png[pos:pos + 8])
-            if kind == b"IDAT": data += png[pos + 8:pos + 8 + ln]
-            pos += 12 + ln
-        raw = zlib.decompress(data)
-        bpp = {2: 3, 6: 4}.get(ctype, 1)
-        stride = 1 + w * bpp
-        # Bytes of filtered rows differ from white (0xff / zero deltas) where something is drawn:
-        # count rows holding any non-trivial byte.
-        inked = sum(1 for y in range(h) if len(set(raw[y * stride + 1:(y + 1) * stride])) > 1)
-        if inked < h // 10:
-            bad(f"screenshot {w}x{h}: only {inked} rows hold anything")
-        else:
-            print(f"ok: screenshot {w}x{h} has {inked} non-blank rows")
-    except (OSError, struct.error, zlib.error) as e:
-        bad(f"no usable screenshot: {e}")
-else:
-    print("skip: no chromium to render lesson.html")
+for msg in html_check.render(os.path.join(a, "lesson.html"), work)[0]:
+    bad(msg)
 
 sys.exit(1 if failures else 0)

@@ -1,0 +1,114 @@
+// Rates over time: the aggregate goodput with the slowest flows', and the sending rate that
+// congestion control set on each flow's QP.
+#include <algorithm>
+
+#include "lib/study/figures.h"
+#include "lib/study/report/sections.h"
+#include "lib/study/report/svg.h"
+
+namespace rdmasim::study::report {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxPoints = 400;
+
+std::vector<std::pair<double, double>> points(const std::vector<double>& v, double bin_us) {
+  size_t factor = 1;
+  const std::vector<double> t = thin_mean(v, kMaxPoints, &factor);
+  std::vector<std::pair<double, double>> out;
+  for (size_t i = 0; i < t.size(); ++i) out.emplace_back(bin_us * static_cast<double>(i * factor), t[i]);
+  return out;
+}
+
+std::string goodput(const StudySpec& spec, const StudyResult& result) {
+  const double bin_us = to_us(spec.goodput_bin);
+  std::vector<svg::Series> s;
+  s.push_back({"all flows (sum)", points(aggregate_goodput(spec, result), bin_us), true, true});
+  const bool many = spec.flows.size() > kTopFlows;
+  for (size_t k : slowest_flows(spec, result, kTopFlows)) {
+    std::vector<double> g;
+    for (uint64_t b : result.flows[k].rx_bins) g.push_back(static_cast<double>(b) * 8 / to_ns(spec.goodput_bin));
+    s.push_back({spec.flows[k].name, points(g, bin_us), true});
+  }
+  const std::string title = many ? "Goodput: all flows summed, and the " + std::to_string(kTopFlows) +
+                                       " slowest of " + std::to_string(spec.flows.size()) + " flows"
+                                 : "Goodput: all flows summed, and each flow";
+  return svg::figure(svg::line_plot("goodput", {title, "time (us)", "Gb/s (payload at the receiver)"}, s),
+                     "the bold sum against the bottleneck's rate (how well the fabric is used), then whether the "
+                     "thin lines share it evenly or one flow starves while others run.");
+}
+
+// The CC report of flow k's requester QP in counters.json, or null.
+const json* cc_of(const StudySpec& spec, const StudyResult& result, size_t k) {
+  const FlowSpec& f = spec.flows[k];
+  const uint32_t qpn = result.flows[k].requester_qpn;
+  if (qpn == 0 || !result.counters.contains("hcas")) return nullptr;
+  const std::string& nic = result.nic_names.at(f.op == Op::Read ? f.dst : f.src);
+  for (const auto& [key, hca] : result.counters["hcas"].items()) {
+    if (key != nic && key.rfind(nic + "/", 0) != 0) continue;
+    if (!hca.contains("cc")) return nullptr;
+    for (const json& q : hca["cc"])
+      if (q.value("qpn", 0u) == qpn) return &q;
+  }
+  return nullptr;
+}
+
+std::string cc_rates(const StudySpec& spec, const StudyResult& result) {
+  std::vector<const json*> qps(spec.flows.size(), nullptr);
+  double tmax = 0;
+  size_t with = 0;
+  std::string algorithm;
+  for (size_t k = 0; k < spec.flows.size(); ++k) {
+    const json* q = cc_of(spec, result, k);
+    if (!q || !q->contains("samples") || (*q)["samples"].empty()) continue;
+    qps[k] = q;
+    ++with;
+    algorithm = q->value("algorithm", "");
+    tmax = std::max(tmax, (*q)["samples"].back()[0].get<double>());
+  }
+  if (with == 0) return "";
+  std::vector<svg::Series> s;
+  // The mean over every flow's QP on a common grid of 200 instants.
+  svg::Series mean{"mean of " + std::to_string(with) + " QPs", {}, true, true};
+  // A QP's rate at t is its last sample at or before t (its first before that).
+  std::vector<double> sum(201, 0);
+  for (const json* q : qps) {
+    if (!q) continue;
+    const json& samples = (*q)["samples"];
+    size_t j = 0;
+    for (size_t i = 0; i < sum.size(); ++i) {
+      const double t = tmax * static_cast<double>(i) / 200;
+      while (j + 1 < samples.size() && samples[j + 1][0].get<double>() <= t) ++j;
+      sum[i] += samples[j][1].get<double>();
+    }
+  }
+  for (size_t i = 0; i < sum.size(); ++i)
+    mean.points.emplace_back(tmax * static_cast<double>(i) / 200, sum[i] / static_cast<double>(with));
+  s.push_back(mean);
+  for (size_t k : slowest_flows(spec, result, kTopFlows)) {
+    if (!qps[k]) continue;
+    svg::Series one{spec.flows[k].name, {}, true};
+    const json& samples = (*qps[k])["samples"];
+    const size_t every = std::max<size_t>(1, (samples.size() + kMaxPoints - 1) / kMaxPoints);
+    for (size_t i = 0; i < samples.size(); i += every) one.points.emplace_back(samples[i][0].get<double>(), samples[i][1].get<double>());
+    one.points.emplace_back(samples.back()[0].get<double>(), samples.back()[1].get<double>());
+    s.push_back(one);
+  }
+  return svg::figure(
+      svg::line_plot("cc_rates", {"Sending rate set by " + algorithm + " per QP (mean, and the slowest flows)",
+                                  "time (us)", "Gb/s"},
+                     s),
+      "the cut when congestion is first signalled, then whether the rates climb back and settle near an equal "
+      "share of the bottleneck (fairness and convergence), or keep oscillating.");
+}
+
+}  // namespace
+
+std::string rate_section(const StudySpec& spec, const StudyResult& result) {
+  std::string o = "<h2>Rates</h2>\n" + goodput(spec, result);
+  const std::string cc = cc_rates(spec, result);
+  return o + (cc.empty() ? "<p>No congestion control ran on these flows' QPs (no per-QP rate to show).</p>\n" : cc);
+}
+
+}  // namespace rdmasim::study::report
