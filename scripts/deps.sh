@@ -5,7 +5,7 @@ pkgs=(g++ meson ninja-build pkg-config libboost-context-dev libspdlog-dev nlohma
       doctest-dev libcli11-dev libibverbs-dev ibverbs-utils perftest rdmacm-utils librdmacm-dev
       iproute2 procps
       tshark zlib1g-dev chromium)  # tshark decodes captures (pcap_check.sh); zlib checks ICRCs
-      # (unit_trace); chromium renders lesson pages headless (tests/learn)
+      # (unit_trace); chromium renders lesson pages and study reports headless (tests/learn, tests/results)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
