@@ -89,6 +89,7 @@ struct FlowResult {
 // Wire bytes an egress port sent per period, only the periods that sent any.
 struct LinkSeries {
   std::string port;             // counters name, "sw0/15"
+  std::string peer;             // the host or switch at the link's other end
   double gbps = 0;              // the port's rate
   Time interval = 0;
   uint64_t total_bytes = 0;

@@ -245,6 +245,21 @@ class Runner {
            }) != o.ports.end();
   }
 
+  // Each port's counters name -> the name of the host or switch at the other end of its
+  // link (a switch's ports are numbered by its link ends in link order, as Fabric builds them).
+  std::map<std::string, std::string> link_peers() const {
+    std::map<std::string, std::string> m;
+    std::vector<size_t> next(fs_.switches.size(), 0);
+    auto node = [&](const topo::LinkEnd& e) { return e.is_switch ? fs_.switches[e.index].name : fs_.nics[e.index].nic.host; };
+    for (const topo::LinkSpec& l : fs_.links)
+      for (const auto& [me, other] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {
+        const std::string name = me.is_switch ? fs_.switches[me.index].name + "/" + std::to_string(next[me.index]++)
+                                              : fs_.nics[me.index].nic.host + "/" + fs_.nics[me.index].nic.device;
+        m[name] = node(other);
+      }
+    return m;
+  }
+
   double wall_now() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
   }
@@ -477,13 +492,17 @@ class Runner {
       hcas[nics[i].host + "/" + nics[i].device] = j;
     }
     size_t w = 0;
+    std::map<std::string, std::string> peers;
     for (const topo::FabricPort& p : fabric_->egress_ports()) {
       p.egress->flush_series();
       const net::QueueSeries& qs = p.egress->queue_series();
       if (qs.interval > 0) res_.queues.push_back({p.name, qs.start, qs.interval, qs.samples});
       const PortWatch& pw = *watches_.at(w++);
-      if (link_observed(p))
-        res_.links.push_back({p.name, p.egress->rate().as_gbps(), spec_.link_sample, pw.tx_bytes(), pw.tx_bins()});
+      if (link_observed(p)) {
+        if (peers.empty()) peers = link_peers();
+        res_.links.push_back({p.name, peers[p.name], p.egress->rate().as_gbps(), spec_.link_sample, pw.tx_bytes(),
+                              pw.tx_bins()});
+      }
       for (uint8_t c = 0; c < 8; ++c) {
         PauseTimeline t{p.name, c, 0, {}};
         for (const Span& s : pw.pauses(c, engine_.now())) {

@@ -70,7 +70,7 @@ std::string links(const StudySpec& spec, const StudyResult& result) {
   std::vector<std::vector<double>> values;
   for (size_t i = 0; i < n; ++i) {
     const LinkSeries& l = *busy[i];
-    rows.push_back(l.port);
+    rows.push_back(l.peer.empty() ? l.port : l.port + " → " + l.peer);
     std::vector<double> v((bins + g - 1) / g, 0);
     for (const auto& [bin, bytes] : l.bins) v[bin / g] += static_cast<double>(bytes);
     for (double& x : v) x = x * 8 / (period_ns * l.gbps);   // bits / (ns x Gb/s) = fraction of the rate

@@ -203,7 +203,7 @@ std::string grouped_bars(const std::string& id, const Axes& a, const std::vector
 std::string heat_map(const std::string& id, const std::string& title, const std::vector<std::string>& rows,
                      double t0, double dt, const std::vector<std::vector<double>>& values, const std::string& unit,
                      const std::string& scale_label) {
-  constexpr double HL = 130, HR = 80, row = 16;
+  constexpr double HL = 170, HR = 80, row = 16;
   const double h = T + row * static_cast<double>(rows.size()) + B;
   size_t cols = 0;
   for (const auto& r : values) cols = std::max(cols, r.size());
