@@ -240,15 +240,29 @@ int ibv_init_ah_from_wc(ibv_context* context, uint8_t port, ibv_wc* wc, ibv_grh*
   ah_attr->port_num = port;
   if (wc->wc_flags & IBV_WC_GRH) {
     ah_attr->is_global = 1;
-    ah_attr->grh.dgid = grh->sgid;
-    ah_attr->grh.flow_label = be32toh(grh->version_tclass_flow) & 0xfffff;
     ah_attr->grh.hop_limit = 0xff;
-    ah_attr->grh.traffic_class = (be32toh(grh->version_tclass_flow) >> 20) & 0xff;
+    ibv_gid dgid = grh->dgid;
+    const auto* ip4 = reinterpret_cast<const uint8_t*>(grh) + 20;
+    if ((be32toh(grh->version_tclass_flow) >> 28) != 6 && ip4[0] == 0x45) {
+      // RoCEv2 over IPv4: the last 20 bytes of the GRH space hold the IPv4 header
+      // (rdma-core's get_grh_header_version); the GIDs are its addresses IPv4-mapped.
+      ah_attr->grh.dgid = {};
+      ah_attr->grh.dgid.raw[10] = ah_attr->grh.dgid.raw[11] = 0xff;
+      memcpy(ah_attr->grh.dgid.raw + 12, ip4 + 12, 4);
+      dgid = {};
+      dgid.raw[10] = dgid.raw[11] = 0xff;
+      memcpy(dgid.raw + 12, ip4 + 16, 4);
+      ah_attr->grh.traffic_class = ip4[1];
+    } else {
+      ah_attr->grh.dgid = grh->sgid;
+      ah_attr->grh.flow_label = be32toh(grh->version_tclass_flow) & 0xfffff;
+      ah_attr->grh.traffic_class = (be32toh(grh->version_tclass_flow) >> 20) & 0xff;
+    }
     // sgid_index: the local GID the packet was sent to.
     rdmasim::backend::PortInfo p;
     if (query_port_info(context, port, &p) == 0) {
       for (uint32_t i = 0; i < p.num_gids; ++i)
-        if (memcmp(p.gids[i], grh->dgid.raw, 16) == 0) ah_attr->grh.sgid_index = static_cast<uint8_t>(i);
+        if (memcmp(p.gids[i], dgid.raw, 16) == 0) ah_attr->grh.sgid_index = static_cast<uint8_t>(i);
     }
   }
   return 0;

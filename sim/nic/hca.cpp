@@ -224,7 +224,23 @@ int Hca::create_qp(QpInitAttr& attr, uint32_t* qpn) {
   im.next_qpn = (im.next_qpn + 1) & (c.qpn_base ? 0xffff : 0xffffff);
   if (im.next_qpn < 2) im.next_qpn = 2;
   if (attr.srq) attr.caps.max_recv_wr = attr.caps.max_recv_sge = 0;
-  // Granted capacities: exactly what was asked (all within the device limits above).
+  // Granted capacities: what was asked (all within the device limits above), except the
+  // inline size: a ConnectX grants what the send WQE it sizes holds (libmlx5's
+  // mlx5_calc_send_wqe: 64 B of segments ahead of the data for RC, UC and UD, a 16 B
+  // gather entry per SGE or the inline segment, rounded up to 64 B basic blocks; inline =
+  // WQE - 64 - 4 B inline header), so rdma_xclient's 16 B inline send on a QP that asked
+  // for none (1 SGE: WQE 128 B, inline 60 B) works as on hardware.
+  if (!im.is_iwarp()) {
+    constexpr uint32_t kOverhead = 64, kInlineHeader = 4, kGather = 16, kBlock = 64;
+    auto align = [](uint32_t v, uint32_t a) { return (v + a - 1) / a * a; };
+    uint32_t wqe = kOverhead + attr.caps.max_send_sge * kGather;
+    if (attr.caps.max_inline_data)
+      wqe = std::max(wqe, kOverhead + align(kInlineHeader + attr.caps.max_inline_data, kGather));
+    wqe = align(wqe, kBlock);
+    if (wqe > kOverhead + kInlineHeader)
+      attr.caps.max_inline_data = std::min(c.max_inline_data,
+                                           std::max(attr.caps.max_inline_data, wqe - kOverhead - kInlineHeader));
+  }
   qp->init = attr;
   qp->attr.cap = attr.caps;
   qp->attr.qp_state = qp->attr.cur_qp_state = QpState::Reset;
