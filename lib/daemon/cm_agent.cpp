@@ -1,5 +1,6 @@
-// The connection manager's state machine (see cm_agent.h). Event codes are enum
-// rdma_cm_event_type's values (<rdma/rdma_cma.h>), which lib/rdmacm static_asserts.
+// The connection manager's ids, channels, addresses and events (see cm_agent.h); the CM
+// protocol itself is in cm_exchange.cpp. Event codes are enum rdma_cm_event_type's values
+// (<rdma/rdma_cma.h>), which lib/rdmacm static_asserts.
 #include "lib/daemon/cm_agent.h"
 
 #include <arpa/inet.h>
@@ -17,23 +18,25 @@
 namespace rdmasim::daemon {
 namespace {
 
-enum : uint32_t {  // enum rdma_cm_event_type
-  kAddrResolved = 0, kAddrError = 1, kRouteResolved = 2, kConnectRequest = 4,
-  kRejected = 8, kEstablished = 9, kDisconnected = 10,
-};
-constexpr uint32_t kPsUdp = 0x0111;   // RDMA_PS_UDP
-constexpr uint32_t kPsIpoib = 0x0002; // RDMA_PS_IPOIB (UD too)
+enum : uint32_t { kAddrResolved = 0, kAddrError = 1, kRouteResolved = 2 };  // enum rdma_cm_event_type
 
 uint32_t parse_ip(const std::string& s) {
   in_addr a{};
   return inet_pton(AF_INET, s.c_str(), &a) == 1 ? a.s_addr : 0;
 }
 
-bool is_ud(uint32_t ps) { return ps == kPsUdp || ps == kPsIpoib; }
-
 }  // namespace
 
+CmAgent::CmAgent(Clients& clients, const topo::Fabric& fabric, Engine& engine,
+                 const std::vector<std::unique_ptr<nic::Hca>>& hcas)
+    : clients_(clients), fabric_(fabric), engine_(engine), hcas_(hcas) {
+  for (size_t i = 0; i < hcas_.size(); ++i)
+    hcas_[i]->set_gsi_sink([this, i](const nic::GsiDatagram& d) { on_gsi(i, d); });
+}
+
 CmAgent::~CmAgent() {
+  for (auto& h : hcas_) h->set_gsi_sink(nullptr);
+  for (auto& [k, id] : ids_) engine_.cancel(id.timer);
   for (auto& [k, ch] : channels_)
     if (ch.efd >= 0) close(ch.efd);
 }
@@ -56,6 +59,13 @@ size_t CmAgent::nic_of_ip(uint32_t ip_net) const {
     if (parse_ip(nics[i].ip) == ip_net) return i;
     if (nics[i].link_layer != net::LinkLayer::InfiniBand && htonl(nics[i].address) == ip_net) return i;
   }
+  return SIZE_MAX;
+}
+
+size_t CmAgent::nic_of_address(net::Address a) const {
+  const auto& nics = fabric_.nics();
+  for (size_t i = 0; i < nics.size(); ++i)
+    if (nics[i].address == a) return i;
   return SIZE_MAX;
 }
 
@@ -160,31 +170,19 @@ int CmAgent::create_id(Client& c, const ipc::CmCreateIdReq& r, uint32_t* handle)
   return 0;
 }
 
-void CmAgent::break_peer(const Id& id, uint32_t event, int32_t status) {
-  Id* peer = find(id.peer);
-  if (!peer) return;
-  switch (peer->state) {
-    case State::Connected:
-    case State::RepSent:
-    case State::RepRcvd:
-      peer->state = State::Disconnected;
-      post(id.peer, event, status);
-      break;
-    case State::ReqSent:
-      peer->state = State::Idle;
-      post(id.peer, kRejected, ipc::kCmRejConsumer);
-      break;
-    default:
-      break;
-  }
-  peer->peer = Key{};
+void CmAgent::forget(Key k) {
+  auto it = ids_.find(k);
+  if (it == ids_.end()) return;
+  engine_.cancel(it->second.timer);
+  if (it->second.comm_id) by_comm_.erase(it->second.comm_id);
+  ids_.erase(it);
 }
 
 int CmAgent::destroy_id(Client& c, uint32_t handle) {
   Id* id = find(c, handle);
   if (!id) return ENOENT;
-  if (id->peer != Key{}) break_peer(*id, kDisconnected, 0);
-  ids_.erase(Key{c.id, handle});
+  leave(Key{c.id, handle}, *id);
+  forget(Key{c.id, handle});
   return 0;
 }
 
@@ -263,133 +261,6 @@ int CmAgent::resolve_route(Client& c, const ipc::CmIdReq& r, ipc::CmPath* out) {
   return 0;
 }
 
-int CmAgent::connect(Client& c, const ipc::CmConnectReq& r) {
-  Id* id = find(c, r.id);
-  if (!id) return ENOENT;
-  if (id->state != State::RouteResolved) return EINVAL;
-  if (r.param.private_data_len > ipc::kCmPrivateData) return EINVAL;
-  const std::string& dst_host = fabric_.nics()[id->peer_nic].host;
-  // The listener: same port space and port, bound to the destination address or to any.
-  Key listener{};
-  for (auto& [k, l] : ids_) {
-    if (l.state != State::Listen || l.ps != id->ps || l.src.port != id->dst.port) continue;
-    if (host_of(k.first) != dst_host) continue;
-    if (l.nic != SIZE_MAX && l.nic != id->peer_nic) continue;
-    listener = k;
-    break;
-  }
-  const Key self{c.id, r.id};
-  if (listener == Key{}) {
-    // The remote CM answers a REQ for a service nobody listens on with a REJ.
-    spdlog::info("rdmasim: cm: REQ from {} to {} port {} (ps 0x{:x}): no listener, REJ 8",
-                 c.host, dst_host, ntohs(id->dst.port), id->ps);
-    id->state = State::Idle;
-    post(self, kRejected, ipc::kCmRejInvalidServiceId);
-    return 0;
-  }
-  Client& lc = *clients_.at(listener.first);
-  const Id& l = ids_.at(listener);
-  const uint32_t child_handle = lc.next_handle++;
-  Id child;
-  child.channel = l.channel;
-  child.ps = l.ps;
-  child.qp_type = l.qp_type;
-  child.state = State::ReqRcvd;
-  child.nic = id->peer_nic;
-  child.peer_nic = id->nic;
-  child.src = {id->dst.ip, id->dst.port, 0};
-  child.dst = id->src;
-  child.peer = self;
-  const Key ck{listener.first, child_handle};
-  ids_[ck] = child;
-  id = find(self);
-  id->state = State::ReqSent;
-  id->peer = ck;
-  ipc::CmConnParam p = r.param;
-  // The passive side sees the request from its own side (rdma-core cma: the REQ's initiator
-  // depth is the responder's resources and vice versa).
-  std::swap(p.responder_resources, p.initiator_depth);
-  post(ck, kConnectRequest, 0, &p, listener.second);
-  return 0;
-}
-
-int CmAgent::accept(Client& c, const ipc::CmConnectReq& r) {
-  Id* id = find(c, r.id);
-  if (!id) return ENOENT;
-  if (id->state != State::ReqRcvd || r.param.private_data_len > ipc::kCmPrivateData) return EINVAL;
-  Id* peer = find(id->peer);
-  if (!peer || peer->state != State::ReqSent) {
-    id->state = State::Idle;
-    return ECONNABORTED;
-  }
-  ipc::CmConnParam p = r.param;
-  std::swap(p.responder_resources, p.initiator_depth);
-  if (is_ud(id->ps)) {  // SIDR REP: the requester is done; the responder keeps no connection
-    peer->state = State::Idle;
-    peer->peer = Key{};
-    post(id->peer, kEstablished, 0, &p);
-    id->state = State::Idle;
-    id->peer = Key{};
-    return 0;
-  }
-  id->state = State::RepSent;
-  peer->state = State::RepRcvd;
-  post(id->peer, ipc::kCmEventRep, 0, &p);
-  return 0;
-}
-
-int CmAgent::reject(Client& c, const ipc::CmConnectReq& r) {
-  Id* id = find(c, r.id);
-  if (!id) return ENOENT;
-  if (id->state != State::ReqRcvd || r.param.private_data_len > ipc::kCmPrivateData) return EINVAL;
-  id->state = State::Idle;
-  Id* peer = find(id->peer);
-  if (peer && peer->state == State::ReqSent) {
-    peer->state = State::Idle;
-    peer->peer = Key{};
-    ipc::CmConnParam p{};
-    p.private_data_len = r.param.private_data_len;
-    std::memcpy(p.private_data, r.param.private_data, p.private_data_len);
-    post(id->peer, kRejected, ipc::kCmRejConsumer, &p);
-  }
-  id->peer = Key{};
-  return 0;
-}
-
-int CmAgent::establish(Client& c, const ipc::CmIdReq& r) {
-  Id* id = find(c, r.id);
-  if (!id) return ENOENT;
-  if (id->state != State::RepRcvd) return EINVAL;
-  Id* peer = find(id->peer);
-  if (!peer || peer->state != State::RepSent) {
-    id->state = State::Disconnected;
-    return ECONNRESET;
-  }
-  id->state = State::Connected;
-  peer->state = State::Connected;
-  post(id->peer, kEstablished, 0);
-  return 0;
-}
-
-int CmAgent::disconnect(Client& c, const ipc::CmIdReq& r) {
-  Id* id = find(c, r.id);
-  if (!id) return ENOENT;
-  switch (id->state) {
-    case State::Connected:
-    case State::RepSent:
-    case State::RepRcvd:
-      id->state = State::Disconnected;
-      break_peer(*id, kDisconnected, 0);
-      id->peer = Key{};
-      post(Key{c.id, r.id}, kDisconnected, 0);
-      return 0;
-    case State::Disconnected:
-      return 0;  // the DREQ came from the peer: this call sends the DREP
-    default:
-      return EINVAL;
-  }
-}
-
 int CmAgent::get_event(Client& c, uint32_t channel, ipc::CmEventResp* out) {
   auto it = channels_.find(Key{c.id, channel});
   if (it == channels_.end()) return ENOENT;
@@ -411,8 +282,10 @@ void CmAgent::drop_client(Client& c) {
       ++it;
       continue;
     }
-    if (it->second.peer != Key{}) break_peer(it->second, kDisconnected, 0);
-    it = ids_.erase(it);
+    const Key k = it->first;
+    ++it;
+    leave(k, ids_.at(k));
+    forget(k);
   }
   for (auto it = channels_.begin(); it != channels_.end();) {
     if (it->first.first == c.id) {

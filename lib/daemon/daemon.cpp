@@ -67,7 +67,7 @@ Daemon::Daemon(const nlohmann::json& config, DaemonOptions options)
   server_.watch_counter(wake_fd_);
   server_.watch_counter(stop_fd_);
   server_.watch_counter(timer_fd_);
-  cm_ = std::make_unique<CmAgent>(clients_, *fabric_);
+  cm_ = std::make_unique<CmAgent>(clients_, *fabric_, engine_, hcas_);
   ops_ = std::make_unique<Ops>(Ops::Services{*fabric_, hcas_, clients_, router_, global_ro_fd_, wake_fd_,
                                              [this] { return counters_json().dump(); },
                                              [this] { stopping_ = true; }, *cm_});
@@ -207,6 +207,10 @@ nlohmann::json Daemon::counters_json() const {
       {"comp_events", r.comp_events},
       {"async_events", r.async_events},
       {"cm_listeners", cm_->listeners()},
+      {"cm_mads_sent", cm_->counters().mads_sent},
+      {"cm_mads_received", cm_->counters().mads_received},
+      {"cm_resent", cm_->counters().resent},
+      {"cm_timeouts", cm_->counters().timeouts},
       {"virtual_time_ps", engine_.now()},
       {"events_run", engine_.events_run()},
       {"behind_ps", pacer_.behind_ps()},

@@ -58,7 +58,7 @@ Runtime::Runtime(Engine& engine, const topo::Fabric& fabric,
   for (size_t i = 0; i < hcas_.size(); ++i)
     hcas_[i]->set_async_sink([this, i](const nic::AsyncEvent& ev) { router_.on_async(i, ev); });
   router_.set_signal_hook([this](uint32_t client) { on_signal(client); });
-  cm_ = std::make_unique<daemon::CmAgent>(clients_, fabric_);
+  cm_ = std::make_unique<daemon::CmAgent>(clients_, fabric_, engine_, hcas_);
   ops_ = std::make_unique<daemon::Ops>(daemon::Ops::Services{
       fabric_, hcas_, clients_, router_, global_ro_fd_, wake_fd_,
       [] { return std::string("{}"); }, [] {}, *cm_});

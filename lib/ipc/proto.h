@@ -442,8 +442,6 @@ struct QueryQpResp { WireQpAttr attr; WireQpInitAttr init; };
 inline constexpr uint32_t kCmPrivateData = 256;
 inline constexpr uint32_t kCmAnyDevice = 0xffffffffu;
 inline constexpr uint32_t kCmEventRep = 0x10000;
-inline constexpr int32_t kCmRejInvalidServiceId = 8;  // IBTA 12.6.7.2 REJ reason: no listener
-inline constexpr int32_t kCmRejConsumer = 28;         // REJ reason: consumer defined
 
 struct CmEndpoint { uint32_t ip; uint16_t port; uint16_t pad; };
 struct CmConnParam {

@@ -413,6 +413,10 @@ void Hca::receive(net::PacketPtr frame, int /*port*/) {
   auto shared = std::shared_ptr<RdmaPacket>(pkt.release());
   im.later(im.config.rx_latency, [this, shared] {
     auto& m = *impl_;
+    if (shared->bth.dest_qp == kGsiQpn) {
+      m.receive_gsi(*shared);
+      return;
+    }
     auto it = m.qps.find(shared->bth.dest_qp);
     if (it == m.qps.end()) return;  // no such QP: silently dropped, as HCAs do
     Qp& qp = *it->second;

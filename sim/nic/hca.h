@@ -85,6 +85,20 @@ struct QpTcpReport {
 using CompletionSink = std::function<void(const Completion&)>;
 using AsyncSink = std::function<void(const AsyncEvent&)>;
 
+// A management datagram (MAD) at QP1, the port's General Services Interface (IBTA 13.5.1):
+// a UD SEND of 256 bytes with the GSI Q_Key 0x80010000. The HCA carries GSI datagrams for
+// its owner (the host's connection manager); it does not read them.
+inline constexpr uint32_t kGsiQpn = 1;
+inline constexpr uint32_t kGsiQkey = 0x80010000;
+inline constexpr uint32_t kMadBytes = 256;
+struct GsiDatagram {
+  net::Address src = 0;               // the sender's address: its LID on IB, IPv4 on Ethernet
+  std::array<uint8_t, 16> sgid{};     // the GRH's source GID (RoCEv2: IPv4-mapped), if any
+  uint16_t pkey = 0xffff;
+  net::Payload mad;                   // kMadBytes
+};
+using GsiSink = std::function<void(const GsiDatagram&)>;
+
 struct HcaCounters {
   uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
   uint64_t acks_sent = 0, naks_sent = 0, rnr_naks_sent = 0;
@@ -125,6 +139,14 @@ class Hca : public net::Node {
   void set_port_active(bool active);
   // What ibv_query_port reports as the port state: ACTIVE (true) or DOWN.
   bool port_active() const;
+
+  // QP1 (sim/nic/gsi.cpp). The sink gets every GSI datagram that arrives (engine context,
+  // rx_latency after the packet); none is delivered while no sink is set.
+  void set_gsi_sink(GsiSink sink);
+  // Sends a MAD from QP1 to QP1 of the port `av` names (dlid on IB, the dgid on RoCEv2).
+  // EINVAL unless `mad` holds kMadBytes, EOPNOTSUPP on iWARP (no UD, no GSI), ENETDOWN while
+  // the port is down. A sent MAD is a datagram: the fabric may lose it.
+  int send_gsi(const AddressVector& av, net::Payload mad);
 
   int alloc_pd(uint32_t* pd);
   int dealloc_pd(uint32_t pd);

@@ -219,6 +219,11 @@ struct Hca::Impl {
   std::map<uint32_t, Srq> srqs;
   std::map<uint32_t, std::unique_ptr<Qp>> qps;
 
+  // QP1: the owner's sink for GSI datagrams, and the PSNs of the MADs sent (gsi.cpp).
+  GsiSink gsi_sink;
+  uint32_t gsi_psn = 0;
+  void receive_gsi(const RdmaPacket& p);
+
   // QPs with something to transmit, served round robin.
   std::deque<uint32_t> active;
   bool pumping = false;
@@ -280,6 +285,10 @@ struct Hca::Impl {
 
   // --- packet.cpp: building packets ---
   RdmaPacketPtr new_packet(const Qp& qp, const AddressVector& av, uint32_t dest_qp,
+                            uint8_t opcode, uint32_t psn) {
+    return new_packet(qp.qpn, av, dest_qp, opcode, psn);
+  }
+  RdmaPacketPtr new_packet(uint32_t src_qpn, const AddressVector& av, uint32_t dest_qp,
                             uint8_t opcode, uint32_t psn);
   void finish_packet(RdmaPacket& p) const;  // sizes: wire_bytes, frame_bytes, pad
   uint8_t priority_of(const AddressVector& av) const;

@@ -9,7 +9,7 @@ uint8_t Hca::Impl::priority_of(const AddressVector& av) const {
   return static_cast<uint8_t>(av.traffic_class >> 5);
 }
 
-RdmaPacketPtr Hca::Impl::new_packet(const Qp& qp, const AddressVector& av, uint32_t dest_qp,
+RdmaPacketPtr Hca::Impl::new_packet(uint32_t src_qpn, const AddressVector& av, uint32_t dest_qp,
                                      uint8_t opcode, uint32_t psn) {
   auto p = std::make_unique<RdmaPacket>();
   // Unique per engine as long as HCA addresses are: the address, then a per-HCA count.
@@ -36,7 +36,7 @@ RdmaPacketPtr Hca::Impl::new_packet(const Qp& qp, const AddressVector& av, uint3
   p->dscp = static_cast<uint8_t>(av.traffic_class >> 2);
   // Entropy: the pair of QPNs folded into the dynamic port range 0xC000..0xFFFF, so all
   // packets of one connection take one ECMP path and different connections spread.
-  const uint32_t h = (qp.qpn * 0x9e3779b1u) ^ (dest_qp * 0x85ebca6bu);
+  const uint32_t h = (src_qpn * 0x9e3779b1u) ^ (dest_qp * 0x85ebca6bu);
   p->udp_src_port = static_cast<uint16_t>(0xc000 | ((h >> 16 ^ h) & 0x3fff));
   p->flow_hash = h ^ (config.address * 0xc2b2ae35u) ^ p->dst;
   p->created = engine.now();

@@ -50,6 +50,15 @@ struct HostNic {
   uint32_t hw_ver = 0;
   std::string fw_ver = "rdmasim";
   nic::HcaConfig hca;                // limits and latencies for the HCA model
+  // The host's connection manager (rdma_cm's CM MADs), in IBTA 5-bit times (4.096 us x 2^t):
+  // a REQ waits 2 x packet lifetime + the remote CM response timeout for its answer, and is
+  // sent at most 1 + max_retries times. Defaults: the kernel's cma.c (CMA_CM_RESPONSE_TIMEOUT
+  // 20, CMA_MAX_CM_RETRIES 15, CMA_IBOE_PACKET_LIFETIME 16).
+  struct CmTiming {
+    uint8_t response_timeout = 20;
+    uint8_t max_retries = 15;
+    uint8_t packet_lifetime = 16;
+  } cm;
 };
 
 // Which egress ports a packet capture taps.

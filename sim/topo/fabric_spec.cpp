@@ -148,7 +148,7 @@ FabricSpec parse_fabric(const json& config_in) {
   FabricSpec spec;
   if (!r.object(config_in, root, {"name", "link_layer", "mtu", "seed", "nic", "switch", "link",
                                   "hosts", "switches", "links", "topology", "trace",
-                                  "link_overrides", "routing", "observe"}))
+                                  "link_overrides", "routing", "observe", "cm"}))
     throw ConfigError(r.errors());
   const size_t errors_before = r.errors().size();
   const json config = config_in.contains("topology") ? expand_topology(r, config_in) : config_in;
@@ -433,8 +433,19 @@ FabricSpec parse_fabric(const json& config_in) {
     spec.nics[k].nic.hca.qpn_base = static_cast<uint32_t>((k + 1) & 0xff) << 16;
     spec.nics[k].nic.hca.iwarp_hosts = iwarp_hosts;
   }
+  HostNic::CmTiming cm;
+  if (config.contains("cm") && r.object(config["cm"], join(root, "cm"),
+                                        {"response_timeout", "max_retries", "packet_lifetime"})) {
+    const std::string cp = join(root, "cm");
+    const char* t5 = "an IBTA time code 0..31 (4.096 us x 2^t)";
+    cm.response_timeout = static_cast<uint8_t>(r.integer(config["cm"], "response_timeout", cp, 20, 0, 31, t5));
+    cm.packet_lifetime = static_cast<uint8_t>(r.integer(config["cm"], "packet_lifetime", cp, 16, 0, 31, t5));
+    cm.max_retries = static_cast<uint8_t>(r.integer(config["cm"], "max_retries", cp, 15, 0, 15,
+                                                    "a retry count 0..15 (the REQ's 4-bit field)"));
+  }
   for (NicSpec& entry : spec.nics) {
     HostNic& n = entry.nic;
+    n.cm = cm;
     n.hca.name = n.device;
     n.hca.link_layer = n.link_layer;
     n.hca.address = n.address;
