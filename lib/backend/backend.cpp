@@ -30,6 +30,11 @@ int Backend::create_comp_channel(ChannelRing*) { return kNotSupported; }
 int Backend::destroy_comp_channel(uint32_t) { return kNotSupported; }
 int Backend::create_cq(uint32_t, uint32_t, uint32_t, CqRing*) { return kNotSupported; }
 int Backend::destroy_cq(uint32_t) { return kNotSupported; }
+int Backend::resize_cq(uint32_t, uint32_t, CqRing*) { return kNotSupported; }
+int Backend::alloc_dm(uint64_t, uint32_t, uint32_t*, Mapping*) { return kNotSupported; }
+int Backend::free_dm(uint32_t) { return kNotSupported; }
+int Backend::advise_mr(uint32_t, uint32_t, uint32_t, const ibv_sge&) { return kNotSupported; }
+int Backend::reg_dm_mr(uint32_t, uint32_t, uint64_t, uint64_t, uint32_t, MrKeys*) { return kNotSupported; }
 int Backend::create_srq(uint32_t, const ibv_srq_attr&, SrqRing*) { return kNotSupported; }
 int Backend::modify_srq(uint32_t, const ibv_srq_attr&, int) { return kNotSupported; }
 int Backend::query_srq(uint32_t, ibv_srq_attr*) { return kNotSupported; }

@@ -133,14 +133,24 @@ class Backend {
   virtual int rereg_mr(uint32_t mr, uint32_t flags, uint32_t pd, uint64_t addr, uint64_t length,
                        uint32_t access, MrKeys* out);
   virtual int dereg_mr(uint32_t handle);
+  // ibv_advise_mr for one SGE (IBV_ADVISE_MR_ADVICE_*, IBV_ADVISE_MR_FLAG_*).
+  virtual int advise_mr(uint32_t pd, uint32_t advice, uint32_t flags, const ibv_sge& sge);
   virtual int alloc_mw(uint32_t pd, ibv_mw_type type, uint32_t* handle, uint32_t* rkey);
   virtual int dealloc_mw(uint32_t handle);
+  // Device memory: `out` maps the DM's bytes (the front end's ibv_memcpy_*_dm copy there).
+  virtual int alloc_dm(uint64_t length, uint32_t log_align_req, uint32_t* handle, Mapping* out);
+  virtual int free_dm(uint32_t handle);
+  // `access` with IBV_ACCESS_ZERO_BASED; the MR's addresses are 0..length.
+  virtual int reg_dm_mr(uint32_t pd, uint32_t dm, uint64_t offset, uint64_t length, uint32_t access,
+                        MrKeys* out);
 
   virtual int create_comp_channel(ChannelRing* out);
   virtual int destroy_comp_channel(uint32_t handle);
   // `channel` 0: none.
   virtual int create_cq(uint32_t cqe, uint32_t channel, uint32_t comp_vector, CqRing* out);
   virtual int destroy_cq(uint32_t handle);
+  // ibv_resize_cq: new ring memory holding the unpolled CQEs (out->handle stays the same).
+  virtual int resize_cq(uint32_t handle, uint32_t cqe, CqRing* out);
 
   virtual int create_srq(uint32_t pd, const ibv_srq_attr& want, SrqRing* out);
   virtual int modify_srq(uint32_t handle, const ibv_srq_attr& attr, int mask);

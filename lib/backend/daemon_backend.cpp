@@ -161,6 +161,24 @@ int DaemonBackend::destroy_comp_channel(uint32_t handle) {
   return destroy(ipc::Op::DestroyCompChannel, handle);
 }
 
+namespace {
+// Maps a CQ memfd of a CreateCq/ResizeCq reply, checking the layout against its size.
+bool take_cq(int nfds, int* fds, const ipc::CreateCqResp& resp, CqRing* out) {
+  if (!take_mapping(nfds, fds, out->map) ||
+      resp.control_offset + sizeof(ipc::CqControl) > out->map.len ||
+      ipc::RingView<ipc::Cqe>::bytes_for(resp.ring_size) > out->map.len) {
+    out->map.unmap();
+    return false;
+  }
+  out->handle = resp.handle;
+  out->cqe = static_cast<int>(resp.cqe);
+  out->ring = ipc::RingView<ipc::Cqe>(out->map.base, resp.ring_size);
+  out->control = reinterpret_cast<ipc::CqControl*>(static_cast<char*>(out->map.base) +
+                                                   resp.control_offset);
+  return true;
+}
+}  // namespace
+
 int DaemonBackend::create_cq(uint32_t cqe, uint32_t channel, uint32_t comp_vector, CqRing* out) {
   ipc::CreateCqReq req{dev_, cqe, channel, comp_vector};
   ipc::CreateCqResp resp{};
@@ -168,18 +186,52 @@ int DaemonBackend::create_cq(uint32_t cqe, uint32_t channel, uint32_t comp_vecto
   int nfds = 0;
   if (int rc = client_.call(ipc::Op::CreateCq, &req, sizeof req, &resp, sizeof resp, fds, 2, &nfds))
     return rc;
-  if (!take_mapping(nfds, fds, out->map) ||
-      resp.control_offset + sizeof(ipc::CqControl) > out->map.len ||
-      ipc::RingView<ipc::Cqe>::bytes_for(resp.ring_size) > out->map.len) {
-    out->map.unmap();
+  if (!take_cq(nfds, fds, resp, out)) {
     destroy(ipc::Op::DestroyCq, resp.handle);
     return EPROTO;
   }
-  out->handle = resp.handle;
-  out->cqe = static_cast<int>(resp.cqe);
-  out->ring = ipc::RingView<ipc::Cqe>(out->map.base, resp.ring_size);
-  out->control = reinterpret_cast<ipc::CqControl*>(static_cast<char*>(out->map.base) +
-                                                   resp.control_offset);
+  return 0;
+}
+
+int DaemonBackend::resize_cq(uint32_t handle, uint32_t cqe, CqRing* out) {
+  ipc::ResizeCqReq req{handle, cqe};
+  ipc::CreateCqResp resp{};
+  int fds[2];
+  int nfds = 0;
+  if (int rc = client_.call(ipc::Op::ResizeCq, &req, sizeof req, &resp, sizeof resp, fds, 2, &nfds))
+    return rc;
+  return take_cq(nfds, fds, resp, out) ? 0 : EPROTO;
+}
+
+int DaemonBackend::alloc_dm(uint64_t length, uint32_t log_align_req, uint32_t* handle, Mapping* out) {
+  ipc::AllocDmReq req{dev_, log_align_req, length};
+  ipc::HandleResp resp{};
+  int fds[2];
+  int nfds = 0;
+  if (int rc = client_.call(ipc::Op::AllocDm, &req, sizeof req, &resp, sizeof resp, fds, 2, &nfds))
+    return rc;
+  if (!take_mapping(nfds, fds, *out) || out->len < length) {
+    out->unmap();
+    destroy(ipc::Op::FreeDm, resp.handle);
+    return EPROTO;
+  }
+  *handle = resp.handle;
+  return 0;
+}
+
+int DaemonBackend::free_dm(uint32_t handle) { return destroy(ipc::Op::FreeDm, handle); }
+
+int DaemonBackend::advise_mr(uint32_t pd, uint32_t advice, uint32_t flags, const ibv_sge& sge) {
+  ipc::AdviseMrReq req{pd, advice, flags, sge.lkey, sge.addr, sge.length};
+  return client_.call(ipc::Op::AdviseMr, &req, sizeof req, nullptr, 0);
+}
+
+int DaemonBackend::reg_dm_mr(uint32_t pd, uint32_t dm, uint64_t offset, uint64_t length, uint32_t access,
+                             MrKeys* out) {
+  ipc::RegDmMrReq req{pd, dm, access, 0, offset, length};
+  ipc::RegMrResp resp{};
+  if (int rc = client_.call(ipc::Op::RegDmMr, &req, sizeof req, &resp, sizeof resp)) return rc;
+  *out = MrKeys{resp.handle, resp.lkey, resp.rkey};
   return 0;
 }
 

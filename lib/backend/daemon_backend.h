@@ -33,6 +33,12 @@ class DaemonBackend final : public Backend {
   int create_comp_channel(ChannelRing* out) override;
   int destroy_comp_channel(uint32_t handle) override;
   int create_cq(uint32_t cqe, uint32_t channel, uint32_t comp_vector, CqRing* out) override;
+  int resize_cq(uint32_t handle, uint32_t cqe, CqRing* out) override;
+  int alloc_dm(uint64_t length, uint32_t log_align_req, uint32_t* handle, Mapping* out) override;
+  int free_dm(uint32_t handle) override;
+  int advise_mr(uint32_t pd, uint32_t advice, uint32_t flags, const ibv_sge& sge) override;
+  int reg_dm_mr(uint32_t pd, uint32_t dm, uint64_t offset, uint64_t length, uint32_t access,
+                MrKeys* out) override;
   int destroy_cq(uint32_t handle) override;
   int create_srq(uint32_t pd, const ibv_srq_attr& want, SrqRing* out) override;
   int modify_srq(uint32_t handle, const ibv_srq_attr& attr, int mask) override;

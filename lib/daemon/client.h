@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +36,39 @@ struct Mr {
   uint32_t access;  // as registered: rereg_mr re-checks the mappings with these rights
   uint64_t addr;
   uint64_t length;
+  uint32_t pd = 0;  // the client's PD handle (ibv_advise_mr checks it)
+  uint32_t dm = 0;  // an MR on device memory: the DM's handle, and the HCA's view of it
+  std::unique_ptr<nic::MemorySpace> dm_window;
+};
+
+// Device memory (ibv_alloc_dm): a memfd the daemon and the client both map, standing for
+// the NIC's on-chip memory; `length` as asked (the map is rounded up to a page).
+struct Dm {
+  size_t dev;
+  uint64_t length;
+  SharedMap map;
+  uint32_t mrs = 0;  // MRs registered on it (free_dm is EBUSY meanwhile)
+};
+
+// The HCA's view of an MR on device memory: zero-based addresses 0..length are the DM's
+// bytes from `base` (ibv_reg_dm_mr's dm_offset).
+class DmWindow final : public nic::MemorySpace {
+ public:
+  DmWindow(uint8_t* base, uint64_t length) : base_(base), length_(length) {}
+  bool read(uint64_t addr, void* dst, size_t len) override {
+    if (addr > length_ || len > length_ - addr) return false;
+    std::memcpy(dst, base_ + addr, len);
+    return true;
+  }
+  bool write(uint64_t addr, const void* src, size_t len) override {
+    if (addr > length_ || len > length_ - addr) return false;
+    std::memcpy(base_ + addr, src, len);
+    return true;
+  }
+
+ private:
+  uint8_t* base_;
+  uint64_t length_;
 };
 
 struct Mw {
@@ -104,6 +138,7 @@ struct Client {
   std::map<uint32_t, Pd> pds;
   std::map<uint32_t, Mr> mrs;
   std::map<uint32_t, Mw> mws;
+  std::map<uint32_t, Dm> dms;
   std::map<uint32_t, Channel> channels;
   std::map<uint32_t, Cq> cqs;
   std::map<uint32_t, Srq> srqs;

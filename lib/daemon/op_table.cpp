@@ -68,8 +68,8 @@ struct OpEntry {
   bool before_hello = false;  // served to a client that has not said Hello yet
 };
 
-// One slot per value of ipc::Op up to its last (CmGetEvent); a new op moves this bound.
-constexpr size_t kOpSlots = static_cast<size_t>(ipc::Op::CmGetEvent) + 1;
+// One slot per value of ipc::Op up to its last (AdviseMr); a new op moves this bound.
+constexpr size_t kOpSlots = static_cast<size_t>(ipc::Op::AdviseMr) + 1;
 
 constexpr std::array<OpEntry, kOpSlots> make_table() {
   using ipc::Op;
@@ -113,6 +113,11 @@ constexpr std::array<OpEntry, kOpSlots> make_table() {
   set(Op::CmEstablish, {&invoke<&Ops::cm_establish>});
   set(Op::CmDisconnect, {&invoke<&Ops::cm_disconnect>});
   set(Op::CmGetEvent, {&invoke<&Ops::cm_get_event>});
+  set(Op::ResizeCq, {&invoke<&Ops::resize_cq>});
+  set(Op::AllocDm, {&invoke<&Ops::alloc_dm>});
+  set(Op::FreeDm, {&invoke<&Ops::free_dm>});
+  set(Op::RegDmMr, {&invoke<&Ops::reg_dm_mr>});
+  set(Op::AdviseMr, {&invoke<&Ops::advise_mr>});
   return t;
 }
 

@@ -111,7 +111,11 @@ int Ops::reg_mr(Client& c, const ipc::RegMrReq& r, ipc::RegMrResp* out) {
   if (pd == c.pds.end()) return ENOENT;
   if (r.length == 0 || r.addr + r.length < r.addr) return EINVAL;
   const bool need_write = (r.access & nic::kAccessLocalWrite) != 0;
-  if (!range_mapped(read_maps(c.pid), r.addr, r.length, need_write)) return EFAULT;
+  // An on-demand paging MR pins nothing: its pages are looked up when the HCA touches
+  // them (ib_umem_odp), so a range not mapped yet is accepted; an access that finds no
+  // page fails then.
+  const bool odp = (r.access & nic::kAccessOnDemand) != 0;
+  if (!odp && !range_mapped(read_maps(c.pid), r.addr, r.length, need_write)) return EFAULT;
   nic::MrKeys keys;
   const size_t dev = pd->second.dev;
   if (int rc = hca(dev).reg_mr(pd->second.pd, c.mem.get(), r.addr, r.length, r.iova, r.access, &keys))
@@ -119,7 +123,7 @@ int Ops::reg_mr(Client& c, const ipc::RegMrReq& r, ipc::RegMrResp* out) {
   out->handle = c.next_handle++;
   out->lkey = keys.lkey;
   out->rkey = keys.rkey;
-  c.mrs[out->handle] = Mr{dev, keys.lkey, r.access, r.addr, r.length};
+  c.mrs[out->handle] = Mr{dev, keys.lkey, r.access, r.addr, r.length, r.pd};
   return 0;
 }
 
@@ -127,6 +131,7 @@ int Ops::rereg_mr(Client& c, const ipc::ReregMrReq& r, ipc::RegMrResp* out) {
   auto it = c.mrs.find(r.handle);
   if (it == c.mrs.end()) return ENOENT;
   Mr& mr = it->second;
+  if (mr.dm) return EOPNOTSUPP;  // an MR on device memory is not re-registered here
   uint32_t hca_pd = 0;
   if (r.flags & nic::kReregChangePd) {
     auto pd = c.pds.find(r.pd);
@@ -139,12 +144,14 @@ int Ops::rereg_mr(Client& c, const ipc::ReregMrReq& r, ipc::RegMrResp* out) {
   const uint64_t addr = move ? r.addr : mr.addr;
   const uint64_t length = move ? r.length : mr.length;
   if (move && (length == 0 || addr + length < addr)) return EINVAL;
-  if (!range_mapped(read_maps(c.pid), addr, length, (access & nic::kAccessLocalWrite) != 0))
+  if (!(access & nic::kAccessOnDemand) &&
+      !range_mapped(read_maps(c.pid), addr, length, (access & nic::kAccessLocalWrite) != 0))
     return EFAULT;
   nic::MrKeys keys;
   if (int rc = hca(mr.dev).rereg_mr(mr.lkey, r.flags, hca_pd, c.mem.get(), addr, length, r.access, &keys))
     return rc;
   mr.access = access;
+  if (r.flags & nic::kReregChangePd) mr.pd = r.pd;
   mr.addr = addr;
   mr.length = length;
   out->handle = r.handle;
@@ -157,7 +164,35 @@ int Ops::dereg_mr(Client& c, const ipc::HandleReq& r, NoBody*) {
   auto it = c.mrs.find(r.handle);
   if (it == c.mrs.end()) return ENOENT;
   if (int rc = hca(it->second.dev).dereg_mr(it->second.lkey)) return rc;
+  if (auto dm = c.dms.find(it->second.dm); it->second.dm && dm != c.dms.end()) dm->second.mrs--;
   c.mrs.erase(it);
+  return 0;
+}
+
+// ibv_advise_mr(3), one SGE. An unknown PD EINVAL; an lkey of no MR of this process
+// EFAULT ("one of the lkeys ... is invalid"); an MR that is not on-demand paging or of
+// another PD EINVAL (mlx5 odp.c: prefetch && (!is_odp_mr(mr) || mr->ibmr.pd != pd));
+// PREFETCH_WRITE on an MR without LOCAL_WRITE ("wrong write access") and a range out of
+// the MR's bounds EFAULT. With IBV_ADVISE_MR_FLAG_FLUSH the prefetch is synchronous, and
+// a range whose pages are not part of the process's address space is EFAULT then. The
+// model has no page-fault cost to save, so a prefetch that passes the checks changes nothing.
+int Ops::advise_mr(Client& c, const ipc::AdviseMrReq& r, NoBody*) {
+  constexpr uint32_t kPrefetch = 0, kPrefetchWrite = 1, kNoFault = 2, kFlush = 1;
+  if (!c.pds.count(r.pd)) return EINVAL;
+  if (r.advice > kNoFault) return EOPNOTSUPP;
+  if (r.flags & ~kFlush) return EINVAL;
+  const Mr* mr = nullptr;
+  for (const auto& [h, m] : c.mrs)
+    if (m.lkey == r.lkey) mr = &m;
+  if (!mr) return EFAULT;
+  if (!(mr->access & nic::kAccessOnDemand) || mr->pd != r.pd) return EINVAL;
+  const bool write = r.advice == kPrefetchWrite;
+  if (write && !(mr->access & nic::kAccessLocalWrite)) return EFAULT;
+  if (r.addr < mr->addr || r.addr - mr->addr > mr->length || r.length > mr->length - (r.addr - mr->addr))
+    return EFAULT;
+  if ((r.flags & kFlush) && (r.advice == kPrefetch || write) && r.length &&
+      !range_mapped(read_maps(c.pid), r.addr, r.length, write))
+    return EFAULT;
   return 0;
 }
 

@@ -82,13 +82,19 @@ class Ops {
   int reg_mr(Client& c, const ipc::RegMrReq& r, ipc::RegMrResp* out);
   int rereg_mr(Client& c, const ipc::ReregMrReq& r, ipc::RegMrResp* out);
   int dereg_mr(Client& c, const ipc::HandleReq& r, NoBody* out);
+  int advise_mr(Client& c, const ipc::AdviseMrReq& r, NoBody* out);
   int alloc_mw(Client& c, const ipc::AllocMwReq& r, ipc::AllocMwResp* out);
   int dealloc_mw(Client& c, const ipc::HandleReq& r, NoBody* out);
+  // Device memory (ops_dm.cpp).
+  int alloc_dm(Client& c, const ipc::AllocDmReq& r, ipc::HandleResp* out, ReplyFds* fds);
+  int free_dm(Client& c, const ipc::HandleReq& r, NoBody* out);
+  int reg_dm_mr(Client& c, const ipc::RegDmMrReq& r, ipc::RegMrResp* out);
   int create_comp_channel(Client& c, const ipc::CreateCompChannelReq& r,
                           ipc::CreateCompChannelResp* out, ReplyFds* fds);
   int destroy_comp_channel(Client& c, const ipc::HandleReq& r, NoBody* out);
   int create_cq(Client& c, const ipc::CreateCqReq& r, ipc::CreateCqResp* out, ReplyFds* fds);
   int destroy_cq(Client& c, const ipc::HandleReq& r, NoBody* out);
+  int resize_cq(Client& c, const ipc::ResizeCqReq& r, ipc::CreateCqResp* out, ReplyFds* fds);
   int create_srq(Client& c, const ipc::CreateSrqReq& r, ipc::CreateSrqResp* out, ReplyFds* fds);
   int modify_srq(Client& c, const ipc::ModifySrqReq& r, NoBody* out);
   int query_srq(Client& c, const ipc::HandleReq& r, ipc::QuerySrqResp* out);

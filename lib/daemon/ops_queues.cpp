@@ -9,34 +9,79 @@
 
 namespace rdmasim::daemon {
 
+namespace {
+
+// A CQ's shared memory for `cqe` entries: [RingView<Cqe> of a power of two > cqe][CqControl].
+bool make_cq_memory(uint32_t cqe, Cq* cq, ipc::CreateCqResp* out) {
+  const uint32_t ring_size = ipc::round_up_pow2(cqe + 1);
+  const size_t control_offset = align_up(ipc::RingView<ipc::Cqe>::bytes_for(ring_size), ipc::kCacheLine);
+  cq->map = SharedMap::create("rdmasim-cq", control_offset + sizeof(ipc::CqControl));
+  if (!cq->map.ok()) return false;
+  init_ring(static_cast<ipc::RingHeader*>(cq->map.addr()), ring_size, sizeof(ipc::Cqe));
+  cq->ring = ipc::RingView<ipc::Cqe>(cq->map.addr(), ring_size);
+  cq->ctl = new (static_cast<char*>(cq->map.addr()) + control_offset) ipc::CqControl();
+  cq->cqe = cqe;
+  cq->prod = 0;
+  out->cqe = cqe;
+  out->ring_size = ring_size;
+  out->control_offset = control_offset;
+  return true;
+}
+
+bool cqe_in_range(uint32_t cqe, uint32_t max_cqe) { return cqe != 0 && cqe <= max_cqe && cqe < (1u << 30); }
+
+}  // namespace
+
 int Ops::create_cq(Client& c, const ipc::CreateCqReq& r, ipc::CreateCqResp* out, ReplyFds* fds) {
   if (r.dev_index >= c.devs.size()) return EINVAL;
   const size_t dev = c.devs[r.dev_index];
-  if (r.cqe == 0 || r.cqe > hca(dev).config().max_cqe || r.cqe >= (1u << 30)) return EINVAL;
+  if (!cqe_in_range(r.cqe, hca(dev).config().max_cqe)) return EINVAL;
   if (r.channel != 0 && !c.channels.count(r.channel)) return ENOENT;
-  const uint32_t ring_size = ipc::round_up_pow2(r.cqe + 1);
-  const size_t control_offset = align_up(ipc::RingView<ipc::Cqe>::bytes_for(ring_size), ipc::kCacheLine);
   Cq cq;
   cq.dev = dev;
-  cq.cqe = r.cqe;
   cq.channel = r.channel;
-  cq.map = SharedMap::create("rdmasim-cq", control_offset + sizeof(ipc::CqControl));
-  if (!cq.map.ok()) return ENOMEM;
-  init_ring(static_cast<ipc::RingHeader*>(cq.map.addr()), ring_size, sizeof(ipc::Cqe));
-  cq.ring = ipc::RingView<ipc::Cqe>(cq.map.addr(), ring_size);
-  cq.ctl = new (static_cast<char*>(cq.map.addr()) + control_offset) ipc::CqControl();
+  if (!make_cq_memory(r.cqe, &cq, out)) return ENOMEM;
   const uint32_t handle = c.next_handle++;
   const uint32_t client = c.id;
   EventRouter& router = s_.router;
   auto sink = [&router, client, handle](const nic::Completion& comp) { router.deliver(client, handle, comp); };
   if (int rc = hca(dev).create_cq(r.cqe, sink, &cq.cq)) return rc;
   out->handle = handle;
-  out->cqe = r.cqe;
-  out->ring_size = ring_size;
-  out->control_offset = control_offset;
   s_.router.own(EventRouter::Kind::Cq, dev, cq.cq, client, handle);
   fds->pass(cq.map.release_fd());
   c.cqs.emplace(handle, std::move(cq));
+  return 0;
+}
+
+// ibv_resize_cq(3): "cqe must be at least the number of unpolled entries in the CQ"; below
+// it, or past the device's max_cqe, EINVAL (mlx4_ib_resize_cq / mlx5_ib_resize_cq). The
+// CQ's depth lives in its ring here (the HCA model's CQ has no capacity of its own), so the
+// resize is a new ring with the unpolled CQEs moved to its front, in order.
+int Ops::resize_cq(Client& c, const ipc::ResizeCqReq& r, ipc::CreateCqResp* out, ReplyFds* fds) {
+  auto it = c.cqs.find(r.handle);
+  if (it == c.cqs.end()) return ENOENT;
+  Cq& old = it->second;
+  if (!cqe_in_range(r.cqe, hca(old.dev).config().max_cqe)) return EINVAL;
+  const uint32_t cons = old.ring.header()->consumer.load(std::memory_order_acquire);
+  const uint32_t unpolled = old.prod - cons;
+  if (r.cqe < unpolled) return EINVAL;
+  Cq cq;
+  cq.dev = old.dev;
+  cq.cq = old.cq;
+  cq.channel = old.channel;
+  if (!make_cq_memory(r.cqe, &cq, out)) return ENOMEM;
+  for (uint32_t i = 0; i < unpolled; ++i) {
+    ipc::Cqe e = old.ring.slot(cons + i);
+    e.seq = i + 1;  // valid at its new index i
+    cq.ring.slot(i) = e;
+  }
+  cq.prod = unpolled;
+  cq.ring.header()->producer.store(unpolled, std::memory_order_release);
+  cq.ctl->armed.store(old.ctl->armed.load(std::memory_order_acquire), std::memory_order_release);
+  cq.ctl->overrun.store(old.ctl->overrun.load(std::memory_order_acquire), std::memory_order_release);
+  out->handle = r.handle;
+  fds->pass(cq.map.release_fd());
+  old = std::move(cq);
   return 0;
 }
 
@@ -248,6 +293,7 @@ void Ops::destroy_all(Client& c) {
   }
   for (auto& [h, mr] : c.mrs) hca(mr.dev).dereg_mr(mr.lkey);
   c.mrs.clear();
+  c.dms.clear();  // after the MRs on them
   for (auto& [h, pd] : c.pds) hca(pd.dev).dealloc_pd(pd.pd);
   c.pds.clear();
   c.channels.clear();

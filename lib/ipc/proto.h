@@ -85,7 +85,19 @@ enum class Op : uint32_t {
   CmEstablish,      // CmIdReq (the RTU, after the REP): the passive side gets ESTABLISHED
   CmDisconnect,     // CmIdReq (the DREQ): DISCONNECTED on both sides
   CmGetEvent,       // HandleReq (channel) -> CmEventResp; EAGAIN when none is queued
+  ResizeCq,         // ResizeCqReq -> CreateCqResp, fds [0] the new CQ memfd (queued CQEs moved)
+  AllocDm,          // AllocDmReq -> HandleResp, fds [0] the DM's memfd (ibv_memcpy_*_dm map it)
+  FreeDm,           // HandleReq (EBUSY while MRs are registered on it)
+  RegDmMr,          // RegDmMrReq -> RegMrResp (deregistered with DeregMr)
+  AdviseMr,         // AdviseMrReq (one SGE of ibv_advise_mr)
 };
+
+// Device memory (ibv_alloc_dm): what one device offers in all, and to one allocation
+// (ibv_device_attr_ex::max_dm_size). 256 KiB: the on-chip memory (MEMIC) a ConnectX-5
+// exposes (NVIDIA MLNX_OFED documentation, "Device Memory Programming").
+inline constexpr uint64_t kMaxDmSize = 256 * 1024;
+// A DM begins on a page of its own: log_align_req up to 12 is met, past it refused.
+inline constexpr uint32_t kMaxDmLogAlign = 12;
 
 // ---- wire codes (each with rdma-core's value; the client static_asserts the match) ----
 
@@ -402,6 +414,16 @@ struct CreateCompChannelResp { uint32_t handle; uint32_t ring_size; };
 // Response fds: [0] CQ memfd laid out as [RingView<Cqe> of ring_size][CqControl].
 struct CreateCqReq { uint32_t dev_index; uint32_t cqe; uint32_t channel; /* 0: none */ uint32_t comp_vector; };
 struct CreateCqResp { uint32_t handle; uint32_t cqe; uint32_t ring_size; uint64_t control_offset; };
+// ibv_resize_cq: a new memfd laid out as CreateCq's; the unpolled CQEs are copied to its
+// slots 0.. (consumer 0) and the arm state carried over; the old memory is no longer written.
+struct ResizeCqReq { uint32_t handle; uint32_t cqe; };
+
+// ibv_advise_mr, one SGE: advice IBV_ADVISE_MR_ADVICE_*, flags IBV_ADVISE_MR_FLAG_*.
+struct AdviseMrReq { uint32_t pd; uint32_t advice; uint32_t flags; uint32_t lkey; uint64_t addr; uint64_t length; };
+
+struct AllocDmReq { uint32_t dev_index; uint32_t log_align_req; uint64_t length; };
+// ibv_reg_dm_mr: access includes IBV_ACCESS_ZERO_BASED; the MR's addresses are 0..length.
+struct RegDmMrReq { uint32_t pd; uint32_t dm; uint32_t access; uint32_t pad; uint64_t offset; uint64_t length; };
 
 // Response fds: [0] SRQ memfd: RingView<RqWqe> of ring_size.
 struct CreateSrqReq { uint32_t pd; uint32_t cq; uint32_t max_wr; uint32_t max_sge; uint32_t srq_limit; };

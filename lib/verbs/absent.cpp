@@ -16,15 +16,11 @@ T* none() {
 }
 
 // ---- verbs_context ----
-int advise_mr(ibv_pd*, ibv_advise_mr_advice, uint32_t, ibv_sge*, uint32_t) { return EOPNOTSUPP; }
 ibv_mr* alloc_null_mr(ibv_pd*) { return none<ibv_mr>(); }
 int read_counters(ibv_counters*, uint64_t*, uint32_t, uint32_t) { return EOPNOTSUPP; }
 int attach_counters_point_flow(ibv_counters*, ibv_counter_attach_attr*, ibv_flow*) { return EOPNOTSUPP; }
 ibv_counters* create_counters(ibv_context*, ibv_counters_init_attr*) { return none<ibv_counters>(); }
 int destroy_counters(ibv_counters*) { return EOPNOTSUPP; }
-ibv_mr* reg_dm_mr(ibv_pd*, ibv_dm*, uint64_t, size_t, unsigned int) { return none<ibv_mr>(); }
-ibv_dm* alloc_dm(ibv_context*, ibv_alloc_dm_attr*) { return none<ibv_dm>(); }
-int free_dm(ibv_dm*) { return EOPNOTSUPP; }
 int modify_flow_action_esp(ibv_flow_action*, ibv_flow_action_esp_attr*) { return EOPNOTSUPP; }
 int destroy_flow_action(ibv_flow_action*) { return EOPNOTSUPP; }
 ibv_flow_action* create_flow_action_esp(ibv_context*, ibv_flow_action_esp_attr*) {
@@ -57,15 +53,11 @@ void* compat_absent() { return none<void>(); }
 }  // namespace
 
 void install_absent_ops(verbs_context& v) {
-  v.advise_mr = advise_mr;
   v.alloc_null_mr = alloc_null_mr;
   v.read_counters = read_counters;
   v.attach_counters_point_flow = attach_counters_point_flow;
   v.create_counters = create_counters;
   v.destroy_counters = destroy_counters;
-  v.reg_dm_mr = reg_dm_mr;
-  v.alloc_dm = alloc_dm;
-  v.free_dm = free_dm;
   v.modify_flow_action_esp = modify_flow_action_esp;
   v.destroy_flow_action = destroy_flow_action;
   v.create_flow_action_esp = create_flow_action_esp;

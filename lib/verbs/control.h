@@ -40,6 +40,10 @@ ibv_td* alloc_td_op(ibv_context* c, ibv_td_init_attr* attr);            // memor
 int dealloc_td_op(ibv_td* td);                                           // memory.cpp
 ibv_pd* alloc_parent_domain_op(ibv_context* c, ibv_parent_domain_init_attr* attr);  // memory.cpp
 ibv_srq* create_srq_ex_op(ibv_context* c, ibv_srq_init_attr_ex* attr);   // queues.cpp
+int advise_mr_op(ibv_pd* pd, ibv_advise_mr_advice advice, uint32_t flags, ibv_sge* sg, uint32_t n);  // memory.cpp
+ibv_dm* alloc_dm_op(ibv_context* c, ibv_alloc_dm_attr* attr);            // dm.cpp
+int free_dm_op(ibv_dm* dm);                                              // dm.cpp
+ibv_mr* reg_dm_mr_op(ibv_pd* pd, ibv_dm* dm, uint64_t offset, size_t length, unsigned int access);  // dm.cpp
 // What rdmasim does not implement: EOPNOTSUPP / NULL+EOPNOTSUPP in every other slot of
 // verbs_context and the pre-1.1 ibv_context_ops entries (absent.cpp).
 void install_absent_ops(verbs_context& v);

@@ -120,8 +120,8 @@ uint64_t simulated_ns(ibv_context* c) {
   return g ? g->virtual_time_ps.load(std::memory_order_acquire) / 1000 : 0;
 }
 
-// ibv_query_device_ex(3): the 1.0 attributes plus what the extended query adds; nothing
-// extended is offered (no ODP, TSO, RSS, tag matching, DM, packet pacing), so those stay 0.
+// ibv_query_device_ex(3): the 1.0 attributes plus what the extended query adds: the clock,
+// max_dm_size (device memory), odp_caps; no TSO, RSS, tag matching or packet pacing (those stay 0).
 int query_device_ex_op(ibv_context* c, const ibv_query_device_ex_input* input,
                        ibv_device_attr_ex* attr, size_t attr_size) {
   if (input && input->comp_mask) return EINVAL;
@@ -132,6 +132,17 @@ int query_device_ex_op(ibv_context* c, const ibv_query_device_ex_input* input,
   ex.hca_core_clock = kHcaCoreClockKhz;
   ex.device_cap_flags_ex = static_cast<uint32_t>(ex.orig_attr.device_cap_flags);
   ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
+  ex.max_dm_size = ipc::kMaxDmSize;
+  // On-demand paging as a ConnectX-5 reports it (mlx5_ib_internal_fill_odp_caps): explicit
+  // and implicit MRs; RC and XRC: SEND, RECV, WRITE, READ, ATOMIC, SRQ_RECV; UD: SEND and
+  // SRQ_RECV; UC: none.
+  constexpr uint32_t kRcOdp = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
+                              IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+  ex.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+  ex.odp_caps.per_transport_caps.rc_odp_caps = kRcOdp;
+  ex.odp_caps.per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_SRQ_RECV;
+  ex.odp_caps.per_transport_caps.uc_odp_caps = 0;
+  ex.xrc_odp_caps = kRcOdp;
   memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
   if (attr_size > sizeof(ex)) memset(reinterpret_cast<char*>(attr) + sizeof(ex), 0, attr_size - sizeof(ex));
   return 0;
@@ -169,6 +180,10 @@ ibv_context* open_context(Device* d) {
   v.alloc_td = alloc_td_op;
   v.dealloc_td = dealloc_td_op;
   v.alloc_parent_domain = alloc_parent_domain_op;
+  v.advise_mr = advise_mr_op;
+  v.alloc_dm = alloc_dm_op;
+  v.free_dm = free_dm_op;
+  v.reg_dm_mr = reg_dm_mr_op;
   ibv_context& c = v.context;
   c.device = &d->dev;
   c.cmd_fd = -1;

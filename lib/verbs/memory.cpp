@@ -302,3 +302,21 @@ RDMASIM_SYMVER_V11(ibv_dereg_mr)
 RDMASIM_SYMVER_V11(ibv_destroy_ah)
 RDMASIM_SYMVER_V11(ibv_detach_mcast)
 RDMASIM_SYMVER_V11(ibv_reg_mr)
+
+namespace rdmasim::verbs {
+
+// ibv_advise_mr(3) (the advise_mr op): each SGE checked and prefetched by the backend in
+// turn, the first error returned. No SGE: 0 (ib_advise_mr). An unknown advice is
+// EOPNOTSUPP ("the advise operation isn't supported"), flags other than
+// IBV_ADVISE_MR_FLAG_FLUSH EINVAL ("the flags are invalid").
+int advise_mr_op(ibv_pd* pd, ibv_advise_mr_advice advice, uint32_t flags, ibv_sge* sg, uint32_t n) {
+  if (!pd) return EINVAL;
+  if (static_cast<uint32_t>(advice) > IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT) return EOPNOTSUPP;
+  if (flags & ~static_cast<uint32_t>(IBV_ADVISE_MR_FLAG_FLUSH)) return EINVAL;
+  if (n && !sg) return EINVAL;
+  for (uint32_t i = 0; i < n; ++i)
+    if (int rc = backend_of(pd->context).advise_mr(pd->handle, advice, flags, sg[i])) return rc;
+  return 0;
+}
+
+}  // namespace rdmasim::verbs

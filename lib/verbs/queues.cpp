@@ -256,9 +256,22 @@ ibv_cq* RDMASIM_V11(ibv_create_cq)(ibv_context* context, int cqe, void* cq_conte
   return cq ? reinterpret_cast<ibv_cq*>(cq) : nullptr;
 }
 
+// ibv_resize_cq(3): 0 or the errno. cqe < 1 EINVAL (mlx5_resize_cq refuses cqe < 0, the
+// kernel's mlx5_ib_resize_cq entries < 1); past max_cqe or below the unpolled CQEs EINVAL
+// (the daemon). The poll lock is held across the swap, so no poller reads the old ring.
 int RDMASIM_V11(ibv_resize_cq)(ibv_cq* cq, int cqe) {
   if (hardware()) return forward<&Hw::ibv_resize_cq>(cq, cqe);
-  return EOPNOTSUPP;
+  if (cqe < 1) return EINVAL;
+  Cq* c = Cq::from(cq);
+  std::lock_guard<std::mutex> lock(c->poll_mu);
+  backend::CqRing r;
+  if (int rc = backend_of(cq->context).resize_cq(cq->handle, static_cast<uint32_t>(cqe), &r)) return rc;
+  c->map.unmap();
+  c->map = r.map;
+  c->ring = r.ring;
+  c->control = r.control;
+  cq->cqe = r.cqe;
+  return 0;
 }
 
 int RDMASIM_V11(ibv_destroy_cq)(ibv_cq* cq) {

@@ -62,8 +62,6 @@ int check_mr_access(uint32_t access) {
   // IBTA: remote write or remote atomic access requires local write (rdma-core: EINVAL).
   if ((access & (kAccessRemoteWrite | kAccessRemoteAtomic)) && !(access & kAccessLocalWrite))
     return EINVAL;
-  // On-demand paging is not modelled: refused as unsupported, never silently pinned.
-  if (access & kAccessOnDemand) return EOPNOTSUPP;
   return 0;
 }
 }  // namespace
@@ -72,7 +70,10 @@ int Hca::reg_mr(uint32_t pd, MemorySpace* mem, uint64_t addr, uint64_t length, u
                 uint32_t access, MrKeys* keys) {
   auto pit = impl_->pds.find(pd);
   if (pit == impl_->pds.end()) return ENOENT;
-  if (!mem || length > impl_->config.max_mr_size) return EINVAL;
+  // An implicit on-demand paging MR (address 0, length all ones: mlx5_ib_reg_user_mr) spans
+  // the address space; any other MR is at most max_mr_size.
+  const bool implicit_odp = (access & kAccessOnDemand) && addr == 0 && iova == 0 && length == UINT64_MAX;
+  if (!mem || (length > impl_->config.max_mr_size && !implicit_odp)) return EINVAL;
   // IBTA: remote write or remote atomic access requires local write (rdma-core: EINVAL).
   if (int rc = check_mr_access(access)) return rc;
   if (impl_->mrs.size() >= impl_->config.max_mr) return ENOMEM;
