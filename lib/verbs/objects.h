@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "lib/backend/backend.h"
 #include "lib/ipc/doorbell.h"
@@ -101,6 +102,7 @@ struct Cq {
   Mapping map;
   ipc::RingView<ipc::Cqe> ring;
   ipc::CqControl* control = nullptr;
+  std::vector<Mapping> retired;         // rings replaced by ibv_resize_cq, unmapped at destroy
   std::mutex poll_mu;                   // one poller at a time per CQ
   ipc::Cqe current{};                   // the entry start_poll/next_poll stand on
   uint64_t wc_flags = 0;                // IBV_WC_EX_WITH_* asked at creation

@@ -266,7 +266,9 @@ int RDMASIM_V11(ibv_resize_cq)(ibv_cq* cq, int cqe) {
   std::lock_guard<std::mutex> lock(c->poll_mu);
   backend::CqRing r;
   if (int rc = backend_of(cq->context).resize_cq(cq->handle, static_cast<uint32_t>(cqe), &r)) return rc;
-  c->map.unmap();
+  // The old ring stays mapped until the CQ is destroyed: a thread arming the CQ meanwhile
+  // (req_notify_cq takes no lock) writes memory that still exists.
+  c->retired.push_back(c->map);
   c->map = r.map;
   c->ring = r.ring;
   c->control = r.control;
@@ -284,6 +286,7 @@ int RDMASIM_V11(ibv_destroy_cq)(ibv_cq* cq) {
   }
   if (cq->channel) --cq->channel->refcnt;
   c->map.unmap();
+  for (Mapping& m : c->retired) m.unmap();
   delete c;
   return 0;
 }
