@@ -21,8 +21,10 @@ class InprocHost : public Waiter {
   // daemon's own handler answers it, at the current virtual time). 0 or a transport errno;
   // the handler's status is out->hdr.status, as DaemonClient::call(op, ..., Reply*).
   virtual int request(ipc::Op op, const void* req, size_t req_len, Reply* out) = 0;
-  // The front end's per-process state (its device table), owned by the front end.
+  // The front ends' per-process state (libibverbs' device table, librdmacm's ids and
+  // channels), each owned by its front end.
   virtual void*& verbs_slot() = 0;
+  virtual void*& rdmacm_slot() = 0;
 };
 
 // The host of the fiber running now; nullptr outside an in-process run. The runtime exports

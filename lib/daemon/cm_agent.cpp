@@ -132,6 +132,7 @@ void CmAgent::post(Key k, uint32_t event, int32_t status, const ipc::CmConnParam
   if (write(ch->second.efd, &one, sizeof one) < 0) {
     // The counter is full (2^64 - 2 events unread): the event stays queued.
   }
+  if (on_event_) on_event_(k.first);
 }
 
 int CmAgent::create_channel(Client& c, uint32_t* handle, int* efd) {

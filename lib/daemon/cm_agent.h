@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -66,6 +67,10 @@ class CmAgent {
   // The client went away: its ids leave as destroy_id leaves them (a connected one sends a
   // DREQ, so the peer gets DISCONNECTED), its channels close.
   void drop_client(Client& c);
+  // Called with the client's id after an event is queued on one of its channels (the
+  // in-process runtime wakes a fiber waiting on the channel's fd; the daemon needs none:
+  // its clients wait in the kernel).
+  void set_event_hook(std::function<void(uint32_t client)> hook) { on_event_ = std::move(hook); }
 
  private:
   using Key = std::pair<uint32_t, uint32_t>;  // (client id, handle)
@@ -140,6 +145,7 @@ class CmAgent {
   uint32_t next_comm_id_ = 0x1000;
   uint16_t next_port_ = 0;
   CmCounters counters_;
+  std::function<void(uint32_t client)> on_event_;
 };
 
 }  // namespace rdmasim::daemon

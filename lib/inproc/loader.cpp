@@ -14,12 +14,20 @@
 #ifndef RDMASIM_VERBS_LIB
 #define RDMASIM_VERBS_LIB "libibverbs.so.1"
 #endif
+#ifndef RDMASIM_RDMACM_LIB
+#define RDMASIM_RDMACM_LIB "librdmacm.so.1"
+#endif
 
 namespace rdmasim::inproc {
 
 std::string default_verbs_library() {
   if (const char* p = getenv("RDMASIM_VERBS_LIB"); p && *p) return p;
   return RDMASIM_VERBS_LIB;
+}
+
+std::string default_rdmacm_library() {
+  if (const char* p = getenv("RDMASIM_RDMACM_LIB"); p && *p) return p;
+  return RDMASIM_RDMACM_LIB;
 }
 
 ProgramLoader::~ProgramLoader() {
@@ -41,6 +49,10 @@ bool ProgramLoader::load_verbs(std::string* why) {
     *why = "another libibverbs.so.1 is already loaded in this process";
     return false;
   }
+  // The drop-in librdmacm (it needs the drop-in libibverbs, loaded above). Programs that
+  // do not use rdma_cm run without it, so a failure is only reported for one that does.
+  rdmacm_ = dlopen(rdmacm_path_.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!rdmacm_) rdmacm_error_ = dlerror();
   return true;
 }
 
@@ -77,6 +89,17 @@ bool ProgramLoader::load(const std::string& path, ProgramCopy* out, std::string*
     *why = path + ": " + dlerror();
     close(fd);
     return false;
+  }
+  // Whichever librdmacm.so.1 the copy pulled in must be the drop-in one.
+  if (void* cm = dlopen("librdmacm.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+    dlclose(cm);
+    if (cm != rdmacm_) {
+      *why = path + " uses librdmacm.so.1 but the drop-in one (" + rdmacm_path_ +
+             ") could not be loaded" + (rdmacm_error_.empty() ? "" : ": " + rdmacm_error_);
+      dlclose(h);
+      close(fd);
+      return false;
+    }
   }
   auto main = reinterpret_cast<ProgramMain>(dlsym(h, "rdmasim_main"));
   if (!main) {

@@ -40,6 +40,7 @@ class Process final : public backend::InprocHost {
   const char* host_name() const override { return host_.c_str(); }
   int request(ipc::Op op, const void* req, size_t req_len, backend::Reply* out) override;
   void*& verbs_slot() override { return verbs_slot_; }
+  void*& rdmacm_slot() override { return rdmacm_slot_; }
   void empty_poll(const void* cq) override;
   void wait_readable(int fd) override;
 
@@ -66,6 +67,7 @@ class Process final : public backend::InprocHost {
   daemon::Client& client_;
   std::unique_ptr<Fiber> fiber_;
   void* verbs_slot_ = nullptr;
+  void* rdmacm_slot_ = nullptr;
 
   // The request the fiber left for the maestro.
   Wait wait_ = Wait::None;

@@ -45,7 +45,7 @@ std::string hex(uintptr_t v) {
 Runtime::Runtime(Engine& engine, const topo::Fabric& fabric,
                  const std::vector<std::unique_ptr<nic::Hca>>& hcas, RuntimeOptions options)
     : engine_(engine), fabric_(fabric), hcas_(hcas), opts_(std::move(options)),
-      loader_(opts_.verbs_library) {
+      loader_(opts_.verbs_library, opts_.rdmacm_library) {
   if (opts_.empty_poll_cost <= 0) throw std::invalid_argument("empty poll cost must be > 0");
   Fiber::install_fault_handler();
   // The daemon's global page, never "sleeping": a post's doorbell makes no system call.
@@ -59,6 +59,7 @@ Runtime::Runtime(Engine& engine, const topo::Fabric& fabric,
     hcas_[i]->set_async_sink([this, i](const nic::AsyncEvent& ev) { router_.on_async(i, ev); });
   router_.set_signal_hook([this](uint32_t client) { on_signal(client); });
   cm_ = std::make_unique<daemon::CmAgent>(clients_, fabric_, engine_, hcas_);
+  cm_->set_event_hook([this](uint32_t client) { on_signal(client); });
   ops_ = std::make_unique<daemon::Ops>(daemon::Ops::Services{
       fabric_, hcas_, clients_, router_, global_ro_fd_, wake_fd_,
       [] { return std::string("{}"); }, [] {}, *cm_});

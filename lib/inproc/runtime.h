@@ -41,6 +41,7 @@ struct RuntimeOptions {
   uint32_t spin_cap = 1024;
   size_t stack_bytes = size_t{1} << 20;
   std::string verbs_library = default_verbs_library();
+  std::string rdmacm_library = default_rdmacm_library();
 };
 
 struct ProgramInstance {

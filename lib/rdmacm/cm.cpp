@@ -3,13 +3,13 @@
 #include "lib/rdmacm/cm.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 
 namespace rdmasim::rdmacm {
 
@@ -20,6 +20,11 @@ static_assert(RDMA_CM_EVENT_ADDR_RESOLVED == 0 && RDMA_CM_EVENT_ADDR_ERROR == 1 
 static_assert(RDMA_PS_UDP == 0x0111 && RDMA_PS_IPOIB == 0x0002);
 
 Cm& Cm::get() {
+  if (backend::InprocHost* host = backend::inproc_current()) {
+    void*& slot = host->rdmacm_slot();
+    if (!slot) slot = new Cm(host);  // lives as long as the run's processes
+    return *static_cast<Cm*>(slot);
+  }
   static Cm* cm = new Cm;  // never destroyed: ids may outlive static destructors
   return *cm;
 }
@@ -30,12 +35,36 @@ int Cm::init() {
   // libibverbs connects first, so the daemon puts this connection on the same host.
   devs_ = ibv_get_device_list(&ndevs_);
   if (!devs_) return errno ? errno : ENODEV;
-  client_ = backend::DaemonClient::get();
+  if (host_) {
+    // The simulated process's connection said HELLO for libibverbs already; the CM's
+    // requests go to the same client (one per simulated process, as the daemon puts a
+    // process's second connection on its host).
+    own_client_ = std::make_unique<backend::InprocClient>(*host_);
+    client_ = own_client_.get();
+  } else {
+    client_ = backend::DaemonClient::get();
+  }
   if (!client_) return errno ? errno : ENODEV;
   ctxs_.assign(ndevs_, nullptr);
   pds_.assign(ndevs_, nullptr);
   ready_ = true;
   return 0;
+}
+
+uint32_t Cm::next_psn() {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!psn_seeded_) {
+    uint32_t seed = 0;
+    if (host_) {
+      seed = 2166136261u;  // FNV-1a over the host's name
+      for (const char* c = host_->host_name(); *c; ++c) seed = (seed ^ static_cast<uint8_t>(*c)) * 16777619u;
+    } else {
+      seed = std::random_device{}();
+    }
+    psn_rng_.seed(seed % 2147483646u + 1);  // minstd's state is 1..2^31-2
+    psn_seeded_ = true;
+  }
+  return psn_rng_() & 0xffffff;
 }
 
 int Cm::call(ipc::Op op, const void* req, size_t len, void* resp, size_t resp_len, int* fds,
@@ -148,8 +177,7 @@ Id* new_id(rdma_event_channel* ch, void* context, rdma_port_space ps, uint32_t h
   id->id.ps = ps;
   id->id.qp_type = ps == RDMA_PS_UDP || ps == RDMA_PS_IPOIB ? IBV_QPT_UD : IBV_QPT_RC;
   id->handle = handle;
-  static thread_local std::minstd_rand psn_rng{std::random_device{}()};
-  id->psn = psn_rng() & 0xffffff;
+  id->psn = Cm::get().next_psn();
   Cm::get().add(id);
   return id;
 }
@@ -399,6 +427,10 @@ int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
   auto* ch = reinterpret_cast<rdmacm::Channel*>(channel);
   for (;;) {
     uint64_t n = 0;
+    // In a fiber, a blocking wait is the host's: virtual time moves until an event is queued
+    // (a read() here would block the whole run).
+    if (backend::Waiter* w = Cm::get().waiter(); w && !(fcntl(ch->ch.fd, F_GETFL) & O_NONBLOCK))
+      w->wait_readable(ch->ch.fd);
     // One count per queued event (EFD_SEMAPHORE); blocks unless the program set O_NONBLOCK.
     if (read(ch->ch.fd, &n, sizeof n) != static_cast<ssize_t>(sizeof n)) return -1;
     ipc::HandleReq req{ch->handle};

@@ -1,15 +1,21 @@
 // The drop-in librdmacm's own state: the daemon connection (a DaemonClient of its own, on
 // the same simulated host as the process's libibverbs one), the devices it opened through
 // the drop-in libibverbs, and the wrappers around rdma_event_channel and rdma_cm_id.
+// In a fiber of an in-process run (lib/inproc) each simulated process has its own Cm, kept
+// in its host's rdmacm slot, whose calls are simcalls (backend::InprocClient) and whose
+// event waits let virtual time move (the host's Waiter).
 #pragma once
 
 #include <rdma/rdma_cma.h>
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <random>
 #include <vector>
 
 #include "lib/backend/daemon_client.h"
+#include "lib/backend/inproc_backend.h"
 #include "lib/ipc/proto.h"
 
 namespace rdmasim::rdmacm {
@@ -43,6 +49,8 @@ struct Event {
 // a blocking wait for an event.
 class Cm {
  public:
+  // The process's Cm: the running fiber's simulated process's in an in-process run, else
+  // the one of this (real) process.
   static Cm& get();
   // 0, or the errno of reaching the daemon.
   int init();
@@ -55,11 +63,23 @@ class Cm {
   void add(Id* id);
   void remove(Id* id);
   Id* find(uint32_t handle);
+  // In-process: what a blocking wait goes through (nullptr under the daemon).
+  backend::Waiter* waiter() const { return host_; }
+  // A connection's starting PSN (24 bits): random under the daemon, as the kernel's CM
+  // draws it; in-process from a stream seeded by the host's name, so runs repeat bit for bit.
+  uint32_t next_psn();
 
  private:
+  Cm() = default;
+  explicit Cm(backend::InprocHost* host) : host_(host) {}
+
   std::mutex mu_;
   bool ready_ = false;
+  backend::InprocHost* host_ = nullptr;
+  std::unique_ptr<backend::DaemonClient> own_client_;   // in-process: the simcall channel
   backend::DaemonClient* client_ = nullptr;
+  std::minstd_rand psn_rng_{1};
+  bool psn_seeded_ = false;
   ibv_device** devs_ = nullptr;
   int ndevs_ = 0;
   std::vector<ibv_context*> ctxs_;
