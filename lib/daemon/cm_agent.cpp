@@ -32,10 +32,14 @@ CmAgent::CmAgent(Clients& clients, const topo::Fabric& fabric, Engine& engine,
     : clients_(clients), fabric_(fabric), engine_(engine), hcas_(hcas) {
   for (size_t i = 0; i < hcas_.size(); ++i)
     hcas_[i]->set_gsi_sink([this, i](const nic::GsiDatagram& d) { on_gsi(i, d); });
+  for (size_t i = 0; i < hcas_.size(); ++i)
+    if (fabric_.nics()[i].link_layer == net::LinkLayer::IWarp)
+      hcas_[i]->set_iwarp_cm_sink([this, i](const nic::IwarpCmSegment& s) { on_iw(i, s); });
 }
 
 CmAgent::~CmAgent() {
   for (auto& h : hcas_) h->set_gsi_sink(nullptr);
+  for (auto& h : hcas_) h->set_iwarp_cm_sink(nullptr);
   for (auto& [k, id] : ids_) engine_.cancel(id.timer);
   for (auto& [k, ch] : channels_)
     if (ch.efd >= 0) close(ch.efd);
@@ -60,6 +64,12 @@ size_t CmAgent::nic_of_ip(uint32_t ip_net) const {
     if (nics[i].link_layer != net::LinkLayer::InfiniBand && htonl(nics[i].address) == ip_net) return i;
   }
   return SIZE_MAX;
+}
+
+uint32_t CmAgent::ip_of(size_t nic) const {
+  const topo::HostNic& n = fabric_.nics()[nic];
+  const uint32_t ip = parse_ip(n.ip);
+  return ip ? ip : htonl(n.address);
 }
 
 size_t CmAgent::nic_of_address(net::Address a) const {

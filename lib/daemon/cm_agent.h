@@ -5,7 +5,9 @@
 // and show in captures; a REQ, REP, DREQ or SIDR REQ is resent when its answer does not come
 // within 2 x packet lifetime + the CM response timeout, at most max_retries times
 // (topo::HostNic::cm), then the id gets UNREACHABLE (or DISCONNECTED after a DREQ) with
-// -ETIMEDOUT. On iWARP (no QP1) the messages are handed to the peer CM inside the agent.
+// -ETIMEDOUT. On iWARP (no QP1) the CM speaks TCP instead (cm_iwarp.cpp): SYN, SYN-ACK, then
+// the MPA Request and Reply of RFC 5044 with the private data, FIN or RST at the end, as
+// segments on the fabric (nic::Hca::send_iwarp_cm); the QPs continue the CM's stream.
 // The QPs themselves are moved through INIT/RTR/RTS by the clients (librdmacm.so.1) with
 // what the events carry, as rdma-core's librdmacm does with the kernel's answers.
 //
@@ -20,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -94,6 +97,18 @@ class CmAgent {
     int retries_left = 0;
     EventId timer;
     uint64_t timer_gen = 0;
+    // iWARP (cm_iwarp.cpp): the CM's TCP connection (host-order ports), the QP that takes
+    // the stream over, the private data of the MPA Request to send, the segment awaiting
+    // its answer (resent by the timer) and a passive side's Reply (resent for a repeated
+    // Request).
+    struct Tcp {
+      uint16_t lport = 0, rport = 0;
+      uint32_t iss = 0, irs = 0, snd_nxt = 0, rcv_nxt = 0;
+      bool synced = false;  // the SYN-ACK came (active) / the Request came (passive)
+      uint32_t qpn = 0;
+    } tcp;
+    std::vector<uint8_t> mpa_private;
+    std::optional<nic::IwarpCmSegment> iw_pending, iw_reply;
   };
   struct Channel {
     int efd = -1;
@@ -133,6 +148,29 @@ class CmAgent {
   Key listener_for(size_t nic, uint32_t ps, uint16_t port_net) const;
   Key by_remote(size_t nic, size_t from, uint32_t remote_comm_id) const;
   uint32_t new_comm_id(Key k);
+  uint32_t ip_of(size_t nic) const;  // the IPv4 address (network order) rdma_cm names a NIC by
+
+  // --- cm_iwarp.cpp: the same ids over a TCP handshake and the MPA exchange (RFC 5044) ---
+  bool iwarp(const Id& id) const;
+  int iw_connect(Key k, Id& id, const ipc::CmConnectReq& r);
+  int iw_accept(Key k, Id& id, const ipc::CmConnectReq& r);
+  int iw_reject(Key k, Id& id, const ipc::CmConnectReq& r);
+  int iw_disconnect(Key k, Id& id);
+  void iw_leave(Id& id);
+  void on_iw(size_t nic, const nic::IwarpCmSegment& s);
+  void iw_on_syn(size_t nic, size_t from, const nic::IwarpCmSegment& s);
+  void iw_on_request(size_t nic, size_t from, const nic::IwarpCmSegment& s);
+  void iw_on_reply(Key k, Id& id, const nic::IwarpCmSegment& s);
+  void iw_on_fin(Key k, Id& id, const nic::IwarpCmSegment& s);
+  void iw_on_rst(Key k, Id& id);
+  void iw_on_timer(Key k, Id& id);
+  Key iw_find(size_t nic, size_t from, uint16_t lport, uint16_t rport) const;
+  // A segment of id's connection (ports, ack) with `flags` at sequence `seq`.
+  nic::IwarpCmSegment iw_segment(const Id& id, uint8_t flags, uint32_t seq) const;
+  uint32_t iw_sync(Id& id) const;  // the stream's next sequence numbers (the QP's, if bound); snd_nxt
+  bool iw_transmit(size_t nic, size_t to, nic::IwarpCmSegment s);
+  void iw_send(Key k, Id& id, const nic::IwarpCmSegment& s, bool retry);
+  uint32_t new_iss(size_t nic, uint16_t lport, uint16_t rport);
 
   Clients& clients_;
   const topo::Fabric& fabric_;
@@ -144,6 +182,10 @@ class CmAgent {
   std::map<uint32_t, Key> by_comm_;
   uint32_t next_comm_id_ = 0x1000;
   uint16_t next_port_ = 0;
+  // iWARP: half-open connections (SYN answered, no MPA Request yet) by (nic, peer nic,
+  // local port, peer port): ISS and IRS.
+  std::map<std::tuple<size_t, size_t, uint16_t, uint16_t>, std::pair<uint32_t, uint32_t>> iw_half_open_;
+  uint32_t iss_count_ = 0;
   CmCounters counters_;
   std::function<void(uint32_t client)> on_event_;
 };

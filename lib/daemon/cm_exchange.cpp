@@ -94,15 +94,8 @@ cm::Message CmAgent::reply_to(const Id& id, cm::Attr attr) const {
 bool CmAgent::transmit(size_t nic, size_t to, const cm::Message& m) {
   const auto& nics = fabric_.nics();
   if (nic >= nics.size() || to >= nics.size()) return false;
+  if (nics[nic].link_layer == net::LinkLayer::IWarp) return false;  // no QP1: cm_iwarp.cpp
   counters_.mads_sent++;
-  if (nics[nic].link_layer == net::LinkLayer::IWarp) {
-    // No QP1 on iWARP: the peer's CM gets the message directly (the MPA exchange of
-    // RFC 5044 is not on the wire yet).
-    engine_.schedule_in(0, [w = std::weak_ptr<int>(alive_), this, to, nic, m] {
-      if (!w.expired()) on_message(to, nic, m);
-    });
-    return true;
-  }
   nic::AddressVector av;
   if (nics[to].link_layer == net::LinkLayer::InfiniBand) {
     av.dlid = nics[to].lid;
@@ -133,14 +126,16 @@ void CmAgent::send(Key k, Id& id, const cm::Message& m, bool retry) {
 }
 
 void CmAgent::cancel_retry(Id& id) {
-  if (!id.pending) return;
+  if (!id.pending && !id.iw_pending) return;
   engine_.cancel(id.timer);
   id.pending.reset();
+  id.iw_pending.reset();
   ++id.timer_gen;
 }
 
 void CmAgent::on_timer(Key k, uint64_t gen) {
   Id* id = find(k);
+  if (id && id->timer_gen == gen && id->iw_pending) return iw_on_timer(k, *id);
   if (!id || id->timer_gen != gen || !id->pending) return;
   const cm::Message m = *id->pending;
   if (id->retries_left > 0) {
@@ -380,6 +375,7 @@ int CmAgent::connect(Client& c, const ipc::CmConnectReq& r) {
   if (!id) return ENOENT;
   if (id->state != State::RouteResolved || id->nic == SIZE_MAX || id->peer_nic == SIZE_MAX) return EINVAL;
   if (r.param.private_data_len > ipc::kCmPrivateData) return EINVAL;
+  if (iwarp(*id)) return iw_connect(k, *id, r);
   if (!id->comm_id) id->comm_id = new_comm_id(k);
   const auto& nics = fabric_.nics();
   const topo::HostNic& me = nics[id->nic];
@@ -427,6 +423,7 @@ int CmAgent::accept(Client& c, const ipc::CmConnectReq& r) {
   Id* id = find(k);
   if (!id) return ENOENT;
   if (id->state != State::ReqRcvd || r.param.private_data_len > ipc::kCmPrivateData) return EINVAL;
+  if (iwarp(*id)) return iw_accept(k, *id, r);
   if (is_ud(id->ps)) {  // SIDR REP: the responder keeps no connection
     cm::Message m;
     m.attr = cm::Attr::SidrRep;
@@ -460,6 +457,7 @@ int CmAgent::reject(Client& c, const ipc::CmConnectReq& r) {
   Id* id = find(k);
   if (!id) return ENOENT;
   if (id->state != State::ReqRcvd || r.param.private_data_len > ipc::kCmPrivateData) return EINVAL;
+  if (iwarp(*id)) return iw_reject(k, *id, r);
   id->state = State::Idle;
   if (is_ud(id->ps)) {  // a SIDR REQ is refused with a SIDR REP whose status says why
     cm::Message m;
@@ -485,6 +483,9 @@ int CmAgent::establish(Client& c, const ipc::CmIdReq& r) {
   if (!id) return ENOENT;
   if (id->state != State::RepRcvd) return id->state == State::Idle ? ECONNRESET : EINVAL;
   id->state = State::Connected;
+  // No RTU on iWARP: the ACK of the MPA Reply went when it arrived (cm_iwarp.cpp). The
+  // client reports the REP event as ESTABLISHED on both link layers.
+  if (iwarp(*id)) return 0;
   send(k, *id, reply_to(*id, cm::Attr::Rtu), false);
   return 0;
 }
@@ -493,6 +494,7 @@ int CmAgent::disconnect(Client& c, const ipc::CmIdReq& r) {
   const Key k{c.id, r.id};
   Id* id = find(k);
   if (!id) return ENOENT;
+  if (iwarp(*id)) return iw_disconnect(k, *id);
   switch (id->state) {
     case State::Connected:
     case State::RepSent:
@@ -519,6 +521,7 @@ int CmAgent::disconnect(Client& c, const ipc::CmIdReq& r) {
 void CmAgent::leave(Key k, Id& id) {
   (void)k;
   cancel_retry(id);
+  if (iwarp(id)) return iw_leave(id);
   switch (id.state) {
     case State::ReqSent:  // the kernel's cm_destroy_id: REJ "timeout" for a REQ in flight
       if (!is_ud(id.ps)) {

@@ -70,7 +70,9 @@ int qp_to_rtr_rts(Id* id, uint32_t peer_qpn, uint32_t peer_psn) {
   a.timeout = 14;  // 4.096 us * 2^14 = 67 ms
   a.retry_cnt = id->retry;
   a.rnr_retry = id->rnr_retry;
-  a.sq_psn = id->psn;
+  // iWARP has no PSNs on the wire (TCP orders the stream) and the MPA exchange carries none:
+  // both sides' RC state starts at 0, the rq_psn the peer's event gave (0 there).
+  a.sq_psn = is_iwarp(id) ? 0 : id->psn;
   a.max_rd_atomic = id->initiator_depth;
   mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
          IBV_QP_MAX_QP_RD_ATOMIC;

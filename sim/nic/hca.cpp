@@ -292,6 +292,7 @@ int Hca::destroy_qp(uint32_t qpn) {
   im.engine.cancel(qp.ack_timer);
   im.engine.cancel(qp.rnr_wait);
   im.free_qp_windows(qpn);  // type 2 windows bound to it can never be used again
+  im.iwarp_unbind(qp);
   im.pds[qp.init.pd].refs--;
   im.cqs[qp.init.send_cq].refs--;
   im.cqs[qp.init.recv_cq].refs--;
@@ -418,7 +419,12 @@ void Hca::receive(net::PacketPtr frame, int /*port*/) {
       m.receive_gsi(*shared);
       return;
     }
-    auto it = m.qps.find(shared->bth.dest_qp);
+    uint32_t dest = shared->bth.dest_qp;
+    if (m.is_iwarp() && shared->link_layer == net::LinkLayer::IWarp) {
+      dest = m.iwarp_demux(*shared);  // by the TCP ports of a stream the CM set up
+      if (dest == 0) return m.receive_iwarp_cm(*shared);
+    }
+    auto it = m.qps.find(dest);
     if (it == m.qps.end()) return;  // no such QP: silently dropped, as HCAs do
     Qp& qp = *it->second;
     const bool response = qp.init.type == QpType::RC && ibta::info(shared->bth.opcode).is_response();

@@ -99,6 +99,38 @@ struct GsiDatagram {
 };
 using GsiSink = std::function<void(const GsiDatagram&)>;
 
+// iWARP connection setup (sim/nic/iwarp_cm.cpp): the TCP segments of the host's stack that
+// belong to no QP's stream (SYN, SYN-ACK, RST, FIN, the MPA Request/Reply start frames of
+// RFC 5044 7.1, the ACKs of the handshake). The HCA carries them for its owner (the host's
+// connection manager) as it carries GSI datagrams on IB; it keeps no state for them.
+inline constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpPsh = 0x08, kTcpAck = 0x10;
+inline constexpr uint8_t kMpaMarkers = 0x80, kMpaCrc = 0x40, kMpaReject = 0x20;
+inline constexpr uint32_t kMpaStartBytes = 16 + 1 + 1 + 2;  // key, flags, revision, PD length
+inline constexpr uint32_t kMpaMaxPrivateData = 512;         // RFC 5044 7.1
+struct IwarpCmSegment {
+  enum class Mpa : uint8_t { None, Request, Reply };
+  net::Address peer = 0;       // the other end's IPv4 address (host order)
+  uint16_t local_port = 0, peer_port = 0;
+  uint32_t seq = 0, ack = 0;
+  uint8_t flags = 0;           // kTcp*
+  Mpa mpa = Mpa::None;         // a start frame as the segment's payload
+  uint8_t mpa_flags = kMpaCrc;
+  uint8_t mpa_rev = 1;
+  std::vector<uint8_t> private_data;  // of the start frame, at most kMpaMaxPrivateData
+  // The sequence space the segment's payload takes (0 without a start frame).
+  uint32_t len() const {
+    return mpa == Mpa::None ? 0 : kMpaStartBytes + static_cast<uint32_t>(private_data.size());
+  }
+};
+using IwarpCmSink = std::function<void(const IwarpCmSegment&)>;
+// A QP's stream as the connection manager hands it over once the MPA exchange is done: the
+// QP's TCP connection continues it (its first FPDU has sequence number snd_nxt).
+struct IwarpStream {
+  net::Address peer = 0;
+  uint16_t local_port = 0, peer_port = 0;
+  uint32_t snd_nxt = 0, rcv_nxt = 0;
+};
+
 struct HcaCounters {
   uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
   uint64_t acks_sent = 0, naks_sent = 0, rnr_naks_sent = 0;
@@ -147,6 +179,21 @@ class Hca : public net::Node {
   // EINVAL unless `mad` holds kMadBytes, EOPNOTSUPP on iWARP (no UD, no GSI), ENETDOWN while
   // the port is down. A sent MAD is a datagram: the fabric may lose it.
   int send_gsi(const AddressVector& av, net::Payload mad);
+
+  // iWARP connection setup (sim/nic/iwarp_cm.cpp). The sink gets every segment that arrives
+  // for no QP stream (engine context, rx_latency after the packet). send_iwarp_cm puts one
+  // such segment on the wire: EOPNOTSUPP off iWARP, EINVAL for private data past 512 bytes,
+  // ENETDOWN while the port is down; the fabric may lose it.
+  void set_iwarp_cm_sink(IwarpCmSink sink);
+  int send_iwarp_cm(const IwarpCmSegment& s);
+  // Gives RC QP `qpn` the stream the CM set up: segments to s.local_port from (s.peer,
+  // s.peer_port) go to it, and its TCP connection starts at s.snd_nxt / s.rcv_nxt from RTR
+  // (at once if it is there already). A QP whose dest_qp_num is 0 at RTR (rdma_cm's) waits
+  // for this before it sends. ENOENT, EINVAL (not an iWARP RC QP), EBUSY (it has a stream).
+  int iwarp_bind_stream(uint32_t qpn, const IwarpStream& s);
+  // The next sequence numbers of a QP's stream (to place the CM's FIN after its data);
+  // false when the QP has no stream.
+  bool iwarp_stream_seq(uint32_t qpn, uint32_t* snd_nxt, uint32_t* rcv_nxt) const;
 
   int alloc_pd(uint32_t* pd);
   int dealloc_pd(uint32_t pd);

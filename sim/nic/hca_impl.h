@@ -21,6 +21,8 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -198,6 +200,7 @@ struct Qp {
   // iWARP NICs: the QP's TCP connection and DDP/RDMAP state (sim/nic/iwarp.h), from RTR.
   std::unique_ptr<iwarp::Conn> tcp;
   bool mpa_request_seen = false;  // iWARP: the peer's MPA Request arrived (releases the Reply)
+  std::optional<IwarpStream> cm_stream;  // iWARP: the stream rdma_cm set up (iwarp_cm.cpp)
 };
 
 struct Hca::Impl {
@@ -223,6 +226,16 @@ struct Hca::Impl {
   GsiSink gsi_sink;
   uint32_t gsi_psn = 0;
   void receive_gsi(const RdmaPacket& p);
+
+  // iWARP connection setup (iwarp_cm.cpp): the CM's sink, the bound streams by (local
+  // port, peer address, peer port), and the demultiplexer of arriving segments.
+  IwarpCmSink iwarp_cm_sink;
+  std::map<std::tuple<uint16_t, net::Address, uint16_t>, uint32_t> iwarp_streams;
+  // The QP a received iWARP segment is for, or 0: the CM's (delivered to its sink).
+  uint32_t iwarp_demux(const RdmaPacket& p) const;
+  void receive_iwarp_cm(const RdmaPacket& p);
+  void iwarp_start_stream(Qp& qp);  // the QP's TCP connection from its cm_stream
+  void iwarp_unbind(Qp& qp);
 
   // QPs with something to transmit, served round robin.
   std::deque<uint32_t> active;
@@ -347,7 +360,11 @@ struct Hca::Impl {
   // The peer of an iWARP QP: the address in a MAC GID (iwarp::address_of_gid) or an
   // IPv4-mapped one, else the host the peer's QPN names (HcaConfig::qpn_base); 0 when none.
   net::Address iwarp_resolve_peer(const AddressVector& av, uint32_t dest_qpn) const;
-  bool wants_tx(const Qp& qp) const { return qp.tcp ? iwarp_has_tx_work(qp) : has_tx_work(qp); }
+  bool wants_tx(const Qp& qp) const {
+    // An iWARP RC QP sends nothing before it has its TCP connection.
+    if (qp.tcp) return iwarp_has_tx_work(qp);
+    return !(is_iwarp() && qp.init.type == QpType::RC) && has_tx_work(qp);
+  }
   bool iwarp_has_tx_work(const Qp& qp) const;
   RdmaPacketPtr iwarp_next(Qp& qp);   // the next TCP segment of the QP, or null
   void iwarp_receive(Qp& qp, const std::shared_ptr<RdmaPacket>& seg);

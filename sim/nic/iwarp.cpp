@@ -77,6 +77,7 @@ void Hca::Impl::iwarp_on_modify(Qp& qp) {
     if (qp.tcp) engine.cancel(qp.tcp->rto_timer);
     qp.tcp.reset();
     qp.mpa_request_seen = false;
+    iwarp_unbind(qp);
     return;
   }
   if (qp.init.type != QpType::RC || (st != QpState::Rtr && st != QpState::Rts)) return;
@@ -89,6 +90,10 @@ void Hca::Impl::iwarp_on_modify(Qp& qp) {
     if (st == QpState::Rts && qp.tcp->initiator && !qp.tcp->start_sent) iwarp_send_start(qp);
     return;
   }
+  // rdma_cm's QPs: the CM's TCP handshake and MPA exchange made the stream, which the QP
+  // continues (iwarp_cm.cpp); a QP moved to RTR with no peer QPN waits for it.
+  if (qp.cm_stream) return iwarp_start_stream(qp);
+  if (qp.attr.dest_qp_num == 0) return;
   // From here on the address vector names the peer by its MAC GID, whichever way it was
   // found (modify_qp refused RTR when neither gave one).
   const net::Address peer = iwarp_resolve_peer(qp.attr.ah_attr, qp.attr.dest_qp_num);

@@ -88,6 +88,10 @@ struct IwarpFpdu {
   uint8_t mpa_pad = 0;       // 0..3 pad bytes before the CRC
   bool mpa_request = false;  // an MPA start frame (request/reply) instead of an FPDU
   bool mpa_reply = false;
+  // A start frame's flags (RFC 5044 7.1: M 0x80 markers, C 0x40 CRC, R 0x20 rejected) and
+  // revision; its private data is the packet's payload (payload_len bytes).
+  uint8_t mpa_flags = 0x40;
+  uint8_t mpa_rev = 1;
 };
 
 struct RdmaPacket final : net::Packet {

@@ -17,8 +17,6 @@ using nic::iwarp::kTcpHeader;
 
 constexpr char kRequestKey[] = "MPA ID Req Frame";  // RFC 5044 7.1: the 16-byte keys
 constexpr char kReplyKey[] = "MPA ID Rep Frame";
-constexpr uint8_t kMpaFlagCrc = 0x40;               // C: CRCs in use; M (0x80, markers) off
-constexpr uint8_t kMpaRevision = 1;
 constexpr uint8_t kDdpVersion = 1, kRdmapVersion = 1;
 constexpr uint8_t kRdmapSendInvalidate = 4, kRdmapSendSeInvalidate = 6;
 
@@ -95,9 +93,11 @@ bool encode_iwarp_segment(const net::Packet& frame, std::vector<uint8_t>& out) {
   if (t.len && (f.mpa_request || f.mpa_reply)) {  // RFC 5044 7.1: key, flags, revision, PD length
     const char* key = f.mpa_request ? kRequestKey : kReplyKey;
     out.insert(out.end(), key, key + 16);
-    out.push_back(kMpaFlagCrc);
-    out.push_back(kMpaRevision);
-    append_be(out, 0, 2);  // no private data
+    out.push_back(f.mpa_flags);
+    out.push_back(f.mpa_rev);
+    append_be(out, seg.payload_len, 2);  // the private data follows
+    if (const uint8_t* d = seg.payload_data()) out.insert(out.end(), d, d + seg.payload_len);
+    else out.insert(out.end(), seg.payload_len, 0);
   } else if (t.len) {
     append_be(out, f.ulpdu_len, 2);
     append_ulpdu(seg, out);

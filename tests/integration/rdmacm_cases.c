@@ -7,7 +7,13 @@
  *        the client disconnects (its DREQ); then rdma_disconnect answers with the DREP;
  *     3. accepted; then DISCONNECTED when the client dies (the daemon's DREQ on its behalf).
  *   rdmacm_cases client ADDR PORT [hang]   active side of 1 and 2 (with "hang": of 3 only,
- *     printing "connected" and then sleeping until killed).
+ *     printing "connected" and then sleeping until killed); before 1, a connection to
+ *     PORT + 1, where nobody listens (REJECTED), and on iWARP a UD rdma_connect (EOPNOTSUPP).
+ *
+ * On iWARP the messages are the TCP handshake and the MPA Request/Reply (RFC 5044), whose
+ * private data is exactly what the peer sent (no fixed-size MAD field), and a refusal is
+ * REJECTED with -ECONNREFUSED, as the kernel's cma_iw_handler reports iw_cxgb4's connect
+ * reply status for an MPA Reply with the R bit or a RST.
  *
  * Every event is awaited through epoll on the channel's fd set O_NONBLOCK (rdma_get_cm_event
  * must then say EAGAIN on an empty channel). Exit 0 when every check holds; each failure
@@ -38,6 +44,11 @@ static int fails;
 
 static struct rdma_event_channel *ch;
 static int ep;
+static int iwarp; /* the id's device is an iWARP RNIC */
+
+static void note_transport(struct rdma_cm_id *id) {
+  if (id->verbs) iwarp = id->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
+}
 
 /* The next event, waiting for it with epoll (up to 10 s). */
 static struct rdma_cm_event *next_event(void) {
@@ -123,10 +134,13 @@ static int server(const char *ip, const char *port) {
   fflush(stdout);
   /* 1: reject with private data. */
   struct rdma_cm_event *e = expect(RDMA_CM_EVENT_CONNECT_REQUEST);
+  note_transport(e->id);
   /* The kernel's cma reports the REQ's whole private data field past rdma_cm's header:
-   * IB_CM_REQ_PRIVATE_DATA_SIZE 92 - 36 = 56 bytes. */
+   * IB_CM_REQ_PRIVATE_DATA_SIZE 92 - 36 = 56 bytes; on iWARP the MPA Request's private
+   * data length: "req-1" and its NUL, 6 bytes. */
   CHECK(private_is(&e->param.conn, "req-1"), "REQ private data");
-  CHECK(e->param.conn.private_data_len == 56, "REQ private data length %u", e->param.conn.private_data_len);
+  CHECK(e->param.conn.private_data_len == (iwarp ? 6u : 56u), "REQ private data length %u",
+        e->param.conn.private_data_len);
   struct rdma_cm_id *id = e->id;
   rdma_ack_cm_event(e);
   CHECK(rdma_reject(id, "go away", 8) == 0, "rdma_reject: %s", strerror(errno));
@@ -179,6 +193,7 @@ static struct rdma_cm_id *connect_to(const char *ip, const char *port, const cha
   rdma_ack_cm_event(expect(RDMA_CM_EVENT_ADDR_RESOLVED));
   CHECK(rdma_resolve_route(id, 2000) == 0, "rdma_resolve_route: %s", strerror(errno));
   rdma_ack_cm_event(expect(RDMA_CM_EVENT_ROUTE_RESOLVED));
+  note_transport(id);
   make_qp(id);
   struct rdma_conn_param cp;
   memset(&cp, 0, sizeof cp);
@@ -192,14 +207,38 @@ static struct rdma_cm_id *connect_to(const char *ip, const char *port, const cha
 
 static int client(const char *ip, const char *port, int hang) {
   if (!hang) {
+    /* 0: nobody listens on PORT + 1. IB/RoCE: the remote CM's REJ, reason 8 "invalid
+     * service ID" (IBTA 12.6.7), as the status; iWARP: the peer's RST, -ECONNREFUSED. */
+    char other[16];
+    snprintf(other, sizeof other, "%d", atoi(port) + 1);
+    struct rdma_cm_id *id = connect_to(ip, other, "nobody");
+    struct rdma_cm_event *e = expect(RDMA_CM_EVENT_REJECTED);
+    CHECK(e->status == (iwarp ? -ECONNREFUSED : 8), "REJECTED (no listener) status %d", e->status);
+    rdma_ack_cm_event(e);
+    rdma_destroy_qp(id);
+    rdma_destroy_id(id);
+    if (iwarp) {  /* UD has no iWARP connection: rdma_connect fails (the kernel: EOPNOTSUPP) */
+      struct sockaddr_in a = addr_of(ip, port);
+      CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) == 0, "rdma_create_id UDP: %s", strerror(errno));
+      CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&a, 2000) == 0, "resolve_addr: %s", strerror(errno));
+      rdma_ack_cm_event(expect(RDMA_CM_EVENT_ADDR_RESOLVED));
+      CHECK(rdma_resolve_route(id, 2000) == 0, "rdma_resolve_route: %s", strerror(errno));
+      rdma_ack_cm_event(expect(RDMA_CM_EVENT_ROUTE_RESOLVED));
+      struct rdma_conn_param cp;
+      memset(&cp, 0, sizeof cp);
+      CHECK(rdma_connect(id, &cp) == -1 && errno == EOPNOTSUPP, "UD rdma_connect on iWARP: errno %d", errno);
+      rdma_destroy_id(id);
+    }
     /* 1: REJECTED, status 28 (IBTA REJ reason "consumer reject", which rdma_cm reports as the
      * status), with the listener's private data: the REJ's whole private data field,
-     * IB_CM_REJ_PRIVATE_DATA_SIZE 148 bytes, as the kernel's cma reports it. */
-    struct rdma_cm_id *id = connect_to(ip, port, "req-1");
-    struct rdma_cm_event *e = expect(RDMA_CM_EVENT_REJECTED);
-    CHECK(e->status == 28, "REJECTED status %d", e->status);
+     * IB_CM_REJ_PRIVATE_DATA_SIZE 148 bytes, as the kernel's cma reports it. iWARP: the MPA
+     * Reply with R set, -ECONNREFUSED, its private data as sent ("go away" and NUL, 8). */
+    id = connect_to(ip, port, "req-1");
+    e = expect(RDMA_CM_EVENT_REJECTED);
+    CHECK(e->status == (iwarp ? -ECONNREFUSED : 28), "REJECTED status %d", e->status);
     CHECK(private_is(&e->param.conn, "go away"), "REJ private data");
-    CHECK(e->param.conn.private_data_len == 148, "REJ private data length %u", e->param.conn.private_data_len);
+    CHECK(e->param.conn.private_data_len == (iwarp ? 8u : 148u), "REJ private data length %u",
+          e->param.conn.private_data_len);
     rdma_ack_cm_event(e);
     rdma_destroy_qp(id);
     rdma_destroy_id(id);
@@ -208,7 +247,8 @@ static int client(const char *ip, const char *port, int hang) {
     id = connect_to(ip, port, "req-2");
     e = expect(RDMA_CM_EVENT_ESTABLISHED);
     CHECK(private_is(&e->param.conn, "welcome"), "REP private data");
-    CHECK(e->param.conn.private_data_len == 196, "REP private data length %u", e->param.conn.private_data_len);
+    CHECK(e->param.conn.private_data_len == (iwarp ? 8u : 196u), "REP private data length %u",
+          e->param.conn.private_data_len);
     rdma_ack_cm_event(e);
     CHECK(rdma_disconnect(id) == 0, "rdma_disconnect: %s", strerror(errno));
     e = expect(RDMA_CM_EVENT_DISCONNECTED);

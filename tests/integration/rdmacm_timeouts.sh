@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# CM timeouts and retries on a fabric whose server link is down (roce or ib), with Debian's
-# rping. CM times are IBTA codes (4.096 us x 2^t): a REQ waits 2 x packet lifetime + the
+# CM timeouts and retries on a fabric whose server link is down (roce, ib or iwarp), with
+# Debian's rping. On iWARP the message resent is the TCP SYN (then the MPA Request), with the
+# same "cm" times (lib/daemon/cm_iwarp.cpp), so the figures below hold there too. CM times are IBTA codes (4.096 us x 2^t): a REQ waits 2 x packet lifetime + the
 # response timeout for the REP = 2 x 4.096 us x 2^12 + 4.096 us x 2^16 = 302.0 ms here
 # (response timeout 17 in the second case: 570.4 ms).
 #  1. The link never comes up, max_retries 2: the REQ goes out 3 times and rping gets
@@ -8,7 +9,7 @@
 #     timed out so), no sooner than 3 x 302.0 ms after connecting; counters: 2 resent, 1 timeout.
 #  2. The link comes up at 4 s: the REQs sent before are lost, a later one gets through, and
 #     rping -C 3 completes on both sides; counters: at least 1 resent, no timeout.
-# usage: rdmacm_timeouts.sh RDMASIM roce|ib
+# usage: rdmacm_timeouts.sh RDMASIM roce|ib|iwarp
 set -u
 . "$(dirname "$0")/lib.sh"
 rdmasim=$1; ll=$2
@@ -62,6 +63,6 @@ r=$(counter cm_resent)
 echo "REQ resent $r times before the link came up"
 [ "${r:-0}" -ge 1 ] || bad "no REQ was resent (cm_resent ${r:-none})"
 [ "$(counter cm_timeouts)" = 0 ] || bad "a CM exchange timed out"
-grep "cm: REQ" "$dir/daemon.log" | head -3
+grep -E "cm: (REQ|SYN)" "$dir/daemon.log" | head -3
 [ $fail = 0 ] || { echo "== daemon log"; tail -30 "$dir/daemon.log"; }
 exit $fail
