@@ -2,14 +2,16 @@
  * connects with private data, and the two exchange messages over the RC QP the CM set up.
  * Built against the system <rdma/rdma_cma.h>; the study loads the drop-in librdmacm.
  *
- * usage (argv[1..]): server PORT ROUNDS | client SERVER_IP PORT ROUNDS | noone IP PORT
+ * usage (argv[1..]): server PORT ROUNDS | client SERVER_IP PORT ROUNDS | noone IP PORT [iwarp]
  *   server: bind 0.0.0.0:PORT, listen, publish "cm.listening", accept with private data
  *           "srv-hello", echo ROUNDS messages, expect DISCONNECTED.
  *   client: wait for "cm.listening", resolve, connect with private data "cli-hello", check
  *           the server's private data, ROUNDS ping-pongs of 64 B with byte checks, disconnect.
- *   noone:  connect to IP:PORT where nobody listens (InfiniBand or RoCE): expect REJECTED
- *           with status 8, the IBTA CM REJ reason "Invalid Service ID" that a CM with no
- *           listener for the service answers (the kernel's IB_CM_REJ_INVALID_SERVICE_ID).
+ *   noone:  connect to IP:PORT where nobody listens: expect REJECTED. InfiniBand and
+ *           RoCE: status 8, the IBTA CM REJ reason "Invalid Service ID" that a CM with no
+ *           listener for the service answers (the kernel's IB_CM_REJ_INVALID_SERVICE_ID);
+ *           iWARP ("iwarp"): the peer's TCP answers the SYN with a RST, and the kernel's
+ *           cma_iw_handler reports -ECONNREFUSED (-111).
  * Prints "ok <what>" or "FAIL <what>" lines with the virtual time; returns the failures. */
 #include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
@@ -182,14 +184,16 @@ static int client(const char *ip, int port, int rounds) {
   return 0;
 }
 
-static int noone(const char *ip, int port) {
+static int noone(const char *ip, int port, int iwarp) {
   struct rdma_event_channel *ch = rdma_create_event_channel();
   struct rdma_cm_id *id;
   if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) || resolve(ch, id, ip, port)) return 1;
   struct conn c;
   if (setup_qp(id, &c)) return 1;
   check(rdma_connect(id, NULL) == 0, "connect (nobody listens)");
-  check(expect(ch, RDMA_CM_EVENT_REJECTED, NULL, NULL, 0) == 8, "status 8 (Invalid Service ID)");
+  int want = iwarp ? -111 : 8;
+  check(expect(ch, RDMA_CM_EVENT_REJECTED, NULL, NULL, 0) == want,
+        iwarp ? "status -111 (ECONNREFUSED: RST)" : "status 8 (Invalid Service ID)");
   rdma_destroy_qp(id);
   rdma_destroy_id(id);
   rdma_destroy_event_channel(ch);
@@ -200,8 +204,9 @@ int rdmasim_main(int argc, char **argv) {
   int rc = 2;
   if (argc == 4 && !strcmp(argv[1], "server")) rc = server(atoi(argv[2]), atoi(argv[3]));
   else if (argc == 5 && !strcmp(argv[1], "client")) rc = client(argv[2], atoi(argv[3]), atoi(argv[4]));
-  else if (argc == 4 && !strcmp(argv[1], "noone")) rc = noone(argv[2], atoi(argv[3]));
-  else fprintf(stderr, "usage: server PORT ROUNDS | client IP PORT ROUNDS | noone IP PORT\n");
+  else if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "iwarp"))) && !strcmp(argv[1], "noone"))
+    rc = noone(argv[2], atoi(argv[3]), argc == 5);
+  else fprintf(stderr, "usage: server PORT ROUNDS | client IP PORT ROUNDS | noone IP PORT [iwarp]\n");
   printf("%d failures\n", failures);
   return rc ? rc : failures;
 }
