@@ -16,7 +16,7 @@
 #include "sim/nic/cc_json.h"
 #include "sim/nic/connect.h"
 #include "sim/nic/hca.h"
-#include "sim/nic/memory.h"
+#include "sim/nic/timing_memory.h"
 #include "sim/nic/rdma_packet.h"
 #include "sim/topo/fabric.h"
 #include "sim/topo/fabric_spec.h"
@@ -29,6 +29,7 @@ using nlohmann::json;
 using namespace rdmasim::nic;
 
 constexpr uint32_t kQkey = 0x11111111;
+constexpr uint64_t kBufferAddr = 0x10000;  // where each NIC's flow MR starts (timing-only memory)
 constexpr uint32_t kUdGrh = 40;   // a UD receive buffer starts with the 40-byte GRH
 constexpr uint32_t kAccessAll = kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead;
 
@@ -143,19 +144,19 @@ class Runner {
       hca_ok(hcas_.back()->alloc_pd(&pd), "alloc_pd");
       pds_.push_back(pd);
     }
-    // One buffer and MR per NIC, as large as its largest message (+ the UD GRH).
+    // One MR per NIC, as large as its largest message (+ the UD GRH), in timing-only
+    // memory: nobody reads a built-in flow's bytes, so no buffer stands behind the MR and
+    // no message is copied (the HCA's timing does not depend on the bytes; memory.h).
     std::vector<uint32_t> need(nics.size(), 0);
     for (const FlowSpec& f : flow_programs_ ? std::vector<FlowSpec>{} : spec_.flows) {
       need[f.src] = std::max(need[f.src], f.message_bytes + kUdGrh);
       need[f.dst] = std::max(need[f.dst], f.message_bytes + kUdGrh);
     }
-    buffers_.resize(nics.size());
     keys_.resize(nics.size());
     for (size_t i = 0; i < nics.size(); ++i) {
       if (!need[i]) continue;
-      buffers_[i].reset(new uint8_t[need[i]]);
-      const auto addr = reinterpret_cast<uint64_t>(buffers_[i].get());
-      hca_ok(hcas_[i]->reg_mr(pds_[i], &mem_, addr, need[i], addr, kAccessAll, &keys_[i]), "reg_mr");
+      hca_ok(hcas_[i]->reg_mr(pds_[i], &mem_, kBufferAddr, need[i], kBufferAddr, kAccessAll, &keys_[i]),
+             "reg_mr");
     }
     const topo::RouteTable rt = topo::compute_routes(fs_);
     res_.flows.resize(spec_.flows.size());
@@ -348,11 +349,11 @@ class Runner {
     fr.res->requester_qpn = fr.req_qp;
     fr.res->data_src_qpn = read ? resp_qp : fr.req_qp;
     fr.res->data_dst_qpn = fr.rcv_qp;
-    fr.req_addr = reinterpret_cast<uint64_t>(buffers_[req].get());
+    fr.req_addr = kBufferAddr;
     fr.req_lkey = keys_[req].lkey;
-    fr.remote_addr = reinterpret_cast<uint64_t>(buffers_[resp].get());
+    fr.remote_addr = kBufferAddr;
     fr.remote_rkey = keys_[resp].rkey;
-    fr.rcv_addr = reinterpret_cast<uint64_t>(buffers_[f.dst].get());
+    fr.rcv_addr = kBufferAddr;
     fr.rcv_lkey = keys_[f.dst].lkey;
     fr.to_rcv = av_to(f.dst, f.priority);
     rx_flow_[uint64_t{f.dst} << 32 | fr.rcv_qp] = k;
@@ -593,11 +594,10 @@ class Runner {
   Engine engine_;
   std::vector<std::unique_ptr<PortWatch>> watches_;   // outlive the fabric's ports (declared before)
   std::unique_ptr<topo::Fabric> fabric_;
-  LocalMemory mem_;
+  TimingMemory mem_;
   std::vector<std::unique_ptr<RxTap>> taps_;
   std::vector<std::unique_ptr<Hca>> hcas_;   // destroyed before the fabric (declared after)
   std::vector<uint32_t> pds_;
-  std::vector<std::unique_ptr<uint8_t[]>> buffers_;
   std::vector<MrKeys> keys_;
   std::vector<FlowRun> runs_;
   std::map<uint64_t, size_t> rx_flow_;   // (dst NIC << 32 | QPN) -> flow

@@ -30,6 +30,7 @@
 #include "sim/nic/cc.h"
 #include "sim/nic/hca.h"
 #include "sim/nic/iwarp.h"
+#include "sim/nic/timing_memory.h"
 
 namespace rdmasim::nic {
 
@@ -52,6 +53,15 @@ inline Time ack_timeout(uint8_t timeout) {
 
 // The IBTA RNR timer table (code 0..31) in picoseconds; code 0 is the longest, 655.36 ms.
 Time rnr_timer(uint8_t code);
+
+// Memory without bytes (TimingMemory): the HCA carries no payload bytes read from it.
+inline bool is_timing_only(const MemorySpace* mem) {
+  return dynamic_cast<const TimingMemory*>(mem) != nullptr;
+}
+
+// A DMA write of `len` bytes; a null `src` (a payload from timing-only memory) writes zeros
+// into memory that holds bytes (mr.cpp).
+bool write_dma(MemorySpace& mem, uint64_t addr, const uint8_t* src, size_t len);
 
 struct Pd {
   uint32_t refs = 0;  // MRs, QPs and SRQs using it
@@ -273,9 +283,11 @@ struct Hca::Impl {
   void unbind(Mw& mw);
   // destroy_qp: type 2 windows bound to the QP are freed.
   void free_qp_windows(uint32_t qpn);
-  // Gathers an SGL into one buffer. False on a protection error.
-  bool gather(uint32_t pd, const std::vector<Sge>& sgl, net::Bytes& out) const;
-  // Scatters `len` bytes at message offset `off` into an SGL (local write access required).
+  // Gathers an SGL into one buffer; `out` stays null when no SGE is in memory that holds
+  // bytes (TimingMemory, timing_memory.h). False on a protection error.
+  bool gather(uint32_t pd, const std::vector<Sge>& sgl, net::Payload& out) const;
+  // Scatters `len` bytes at message offset `off` into an SGL (local write access required);
+  // a null `src` is `len` zeros (a payload from timing-only memory).
   // False when the SGL is too short or not writable.
   bool scatter(uint32_t pd, const std::vector<Sge>& sgl, uint32_t off, const uint8_t* src,
                uint32_t len) const;

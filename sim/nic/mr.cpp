@@ -40,17 +40,39 @@ const Mr* Hca::Impl::check_remote(const Qp& qp, uint32_t rkey, uint64_t va, uint
   return &mr;
 }
 
-bool Hca::Impl::gather(uint32_t pd, const std::vector<Sge>& sgl, net::Bytes& out) const {
-  size_t total = out.size();
-  for (const Sge& s : sgl) total += s.length;
-  out.reserve(total);
+bool Hca::Impl::gather(uint32_t pd, const std::vector<Sge>& sgl, net::Payload& out) const {
+  size_t total = 0;
+  bool bytes = false;  // some SGE is in memory that holds bytes
   for (const Sge& s : sgl) {
     if (s.length == 0) continue;
     const Mr* mr = check_local(pd, s, 0);
     if (!mr) return false;
-    const size_t at = out.size();
-    out.resize(at + s.length);
-    if (!mr->mem->read(s.addr, out.data() + at, s.length)) return false;
+    total += s.length;
+    bytes = bytes || !is_timing_only(mr->mem);
+  }
+  out.reset();
+  if (!bytes) return true;  // nothing or only timing-only memory: no bytes to carry
+  auto buf = std::make_shared<net::Bytes>();
+  buf->resize(total);
+  size_t at = 0;
+  for (const Sge& s : sgl) {
+    if (s.length == 0) continue;
+    if (!check_local(pd, s, 0)->mem->read(s.addr, buf->data() + at, s.length)) return false;
+    at += s.length;
+  }
+  out = std::move(buf);
+  return true;
+}
+
+bool write_dma(MemorySpace& mem, uint64_t addr, const uint8_t* src, size_t len) {
+  if (src || is_timing_only(&mem)) return mem.write(addr, src, len);
+  // Bytes from timing-only memory are zeros (memory.h).
+  static constexpr size_t kZeros = 4096;
+  static constexpr uint8_t zeros[kZeros] = {};
+  for (size_t done = 0; done < len;) {
+    const size_t n = std::min(kZeros, len - done);
+    if (!mem.write(addr + done, zeros, n)) return false;
+    done += n;
   }
   return true;
 }
@@ -65,8 +87,8 @@ bool Hca::Impl::scatter(uint32_t pd, const std::vector<Sge>& sgl, uint32_t off,
     }
     const uint32_t n = std::min(len, s.length - off);
     const Mr* mr = check_local(pd, s, kAccessLocalWrite);
-    if (!mr || !mr->mem->write(s.addr + off, src, n)) return false;
-    src += n;
+    if (!mr || !write_dma(*mr->mem, s.addr + off, src, n)) return false;
+    if (src) src += n;
     len -= n;
     off = 0;
   }

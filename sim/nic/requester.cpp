@@ -152,13 +152,11 @@ RdmaPacketPtr Hca::Impl::next_request(Qp& qp) {
       if (err == WcStatus::Success && w.wr.opcode != WrOpcode::RdmaRead && room < 8)
         err = WcStatus::LocLenErr;
     } else {
-      auto buf = std::make_shared<net::Bytes>();
       if (w.wr.send_flags & kSendInline) {
-        buf->assign(w.wr.inline_data.begin(), w.wr.inline_data.end());
-      } else if (!gather(qp.init.pd, w.wr.sgl, *buf)) {
+        w.data = std::make_shared<net::Bytes>(w.wr.inline_data.begin(), w.wr.inline_data.end());
+      } else if (!gather(qp.init.pd, w.wr.sgl, w.data)) {
         err = WcStatus::LocProtErr;
       }
-      w.data = std::move(buf);
     }
     if (qp.init.type == QpType::UD && w.length > mtu) err = WcStatus::LocLenErr;
     if (err != WcStatus::Success) {

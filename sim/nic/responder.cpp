@@ -91,8 +91,11 @@ void Hca::Impl::respond_read(Qp& qp, const RdmaPacket& req, uint32_t psn) {
   const uint32_t n = std::max<uint32_t>(1, (len + qp.mtu - 1) / qp.mtu);
   const Mr* mr = len ? check_remote(qp, req.reth.rkey, req.reth.va, len, kAccessRemoteRead)
                      : nullptr;
-  auto buf = std::make_shared<net::Bytes>(len);
-  if (len && !mr->mem->read(mr->addr + (req.reth.va - mr->iova), buf->data(), len)) {
+  // Timing-only memory (timing_memory.h) gives the responses no bytes to carry.
+  const bool bytes = len && !is_timing_only(mr->mem);
+  std::shared_ptr<net::Bytes> buf;
+  if (bytes) buf = std::make_shared<net::Bytes>(len);
+  if (bytes && !mr->mem->read(mr->addr + (req.reth.va - mr->iova), buf->data(), len)) {
     // The MR is valid but its memory cannot be read (unmapped after registration): Remote
     // Operational Error, and the responder QP cannot go on (like fatal_nak).
     send_ack(qp, kNakRemOp, psn);
@@ -418,7 +421,7 @@ bool Hca::Impl::stage_write(Qp& qp, MemorySpace* mem, uint64_t addr, const RdmaP
 bool Hca::Impl::flush_write(Qp& qp) {
   Qp::PendingWrite& w = qp.pending_write;
   if (!w.len) return true;
-  const bool ok = w.mem->write(w.addr, w.keep->data() + w.offset, w.len);
+  const bool ok = write_dma(*w.mem, w.addr, w.keep ? w.keep->data() + w.offset : nullptr, w.len);
   w = Qp::PendingWrite{};
   return ok;
 }

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "sim/nic/timing_memory.h"
 #include "tests/unit/nic/test_wire.h"
 
 using namespace rdmasim;
@@ -361,6 +362,48 @@ TEST_CASE("rc: a 64 KiB WRITE lands with one DMA write, also when a middle packe
   // The 16 packets' payloads are consecutive slices of one gathered buffer and land at
   // consecutive addresses, so the responder copies them with a single write at the end.
   CHECK(counting.writes == 1);
+}
+
+TEST_CASE("rc: WRITEs from timing-only memory carry no bytes, keep their timing and land as zeros") {
+  // timing_memory.h: TimingMemory keeps no bytes, so a message gathered from it has a null payload
+  // while its packets keep their sizes; null payload bytes are zeros where they land.
+  Pair real, timing;  // the same 64 KiB WRITE, from real memory and from timing-only memory
+  auto src = pattern(65536, 3);
+  std::vector<uint8_t> dst_real(65536, 0xee), dst_timing(65536, 0xee);
+  TimingMemory none;
+  std::vector<size_t> real_sizes, timing_sizes;
+  real.a.wire->drop = [&](const nic::RdmaPacket& p) {
+    real_sizes.push_back(p.wire_bytes);
+    return false;
+  };
+  timing.a.wire->drop = [&](const nic::RdmaPacket& p) {
+    timing_sizes.push_back(p.wire_bytes);
+    CHECK(p.payload_data() == nullptr);  // no bytes travel
+    return false;
+  };
+  auto write = [&](Pair& p, MemorySpace* smem, std::vector<uint8_t>& dst) {
+    MrKeys ks, kd;
+    const auto saddr = reinterpret_cast<uint64_t>(src.data());
+    REQUIRE(p.a.hca->reg_mr(p.a.pd, smem, saddr, src.size(), saddr, kAccessLocalWrite, &ks) == 0);
+    kd = p.reg(p.b, dst);
+    SendWr wr;
+    wr.opcode = WrOpcode::RdmaWrite;
+    wr.send_flags = kSendSignaled;
+    wr.sgl = {sge_of(src, ks.lkey)};
+    wr.remote_addr = reinterpret_cast<uint64_t>(dst.data());
+    wr.rkey = kd.rkey;
+    REQUIRE(p.a.hca->post_send(p.a.qpn, wr) == 0);
+    p.engine.run();
+    REQUIRE(p.a.wcs.size() == 1);
+    CHECK(p.a.wcs[0].wc.status == WcStatus::Success);
+  };
+  write(real, &real.mem, dst_real);
+  write(timing, &none, dst_timing);
+  CHECK(dst_real == src);
+  CHECK(dst_timing == std::vector<uint8_t>(65536, 0));
+  CHECK(timing_sizes.size() == 16);  // 64 KiB at MTU 4096
+  CHECK(timing_sizes == real_sizes);
+  CHECK(timing.a.wcs[0].at == real.a.wcs[0].at);  // same completion time
 }
 
 TEST_CASE("rc: a SEND with IBV_SEND_SOLICITED marks its receive completion solicited") {
