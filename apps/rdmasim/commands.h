@@ -20,6 +20,7 @@ struct FabricArgs {
   std::string config;  // "" = the embedded default fabric
   std::string socket;  // "" = $RDMASIM_SOCKET or the per-user default
   std::string pcap_dir;
+  std::string timeline;
   bool auto_exit = false;
   bool check = false;
 };
@@ -33,6 +34,7 @@ struct StudyArgs {
   std::string study;
   std::string out;  // "" = ./<study name>.out
   bool quiet = false;   // no summary on stdout, no progress line
+  std::string timeline; // --timeline FILE
 };
 
 struct SweepArgs {

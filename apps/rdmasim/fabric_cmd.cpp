@@ -62,6 +62,7 @@ int serve(const nlohmann::json& config, const FabricArgs& a) {
   opts.auto_exit = a.auto_exit;
   opts.socket_path = a.socket;
   opts.pcap_dir = a.pcap_dir;
+  opts.timeline = a.timeline;
   std::unique_ptr<Daemon> d;
   try {
     d = std::make_unique<Daemon>(config, opts);

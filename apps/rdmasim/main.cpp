@@ -163,6 +163,9 @@ int main(int argc, char** argv) {
   fabric->add_flag("--auto", fa.auto_exit, "started by the library: exit after 30 s with no clients");
   fabric->add_option("--pcap", fa.pcap_dir, "write packet captures of every port into DIR")
       ->type_name("DIR");
+  fabric->add_option("--timeline", fa.timeline,
+                     "write every packet and PCIe transaction as one JSON object per line into FILE")
+      ->type_name("FILE");
   fabric->add_flag("--check", fa.check, "validate CONFIG only: print a summary, or the errors");
   fabric->footer(std::string(kFabricFooter) + "\n" + kExitCodes);
 
@@ -183,6 +186,9 @@ int main(int argc, char** argv) {
   study->add_option("--out", sa.out, "output directory (default ./<study name>.out)")
       ->type_name("DIR");
   study->add_flag("--quiet", sa.quiet, "no summary on stdout, no progress line");
+  study->add_option("--timeline", sa.timeline,
+                    "write every packet and PCIe transaction as one JSON object per line into FILE")
+      ->type_name("FILE");
   study->footer(std::string(kStudyFooter) + "\n" + kExitCodes);
 
   SweepArgs swa;

@@ -31,6 +31,7 @@ int run_study(const StudyArgs& a) {
   const std::string out = a.out.empty() ? spec.name + ".out" : a.out;
   try {
     study::RunOptions opts;
+    opts.timeline = a.timeline;
     // RDMASIM_PROGRESS_AFTER=S: show the line after S seconds instead of 1 (tests use 0).
     if (const char* after = getenv("RDMASIM_PROGRESS_AFTER")) opts.progress_after = atof(after);
     if (progress_wanted(a.quiet))

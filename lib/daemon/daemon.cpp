@@ -55,6 +55,11 @@ Daemon::Daemon(const nlohmann::json& config, DaemonOptions options)
   if (capture_)
     spdlog::info("rdmasim: capturing {} ports into {}", capture_->files().size(),
                  opts_.pcap_dir.empty() ? fabric_->trace().pcap_dir : opts_.pcap_dir);
+  if (!opts_.timeline.empty()) {
+    std::vector<nic::Hca*> hs;
+    for (auto& h : hcas_) hs.push_back(h.get());
+    timeline_ = std::make_unique<trace::TimelineFile>(opts_.timeline, *fabric_, hs);
+  }
   global_map_ = SharedMap::create("rdmasim-global", sizeof(ipc::GlobalPage));
   if (!global_map_.ok()) throw std::runtime_error("memfd_create failed for the global page");
   global_ = new (global_map_.addr()) ipc::GlobalPage();
@@ -78,6 +83,10 @@ Daemon::~Daemon() {
   server_.close_listener();
   for (int fd : {wake_fd_, timer_fd_, stop_fd_, global_ro_fd_})
     if (fd >= 0) close(fd);
+  if (timeline_) {
+    spdlog::info("rdmasim: wrote {} timeline events into {}", timeline_->events(), opts_.timeline);
+    timeline_.reset();
+  }
   if (capture_) {
     spdlog::info("rdmasim: wrote {} packets into {} capture files ({} not capturable)",
                  capture_->packets(), capture_->files().size(), capture_->not_captured());

@@ -24,6 +24,7 @@
 #include "sim/nic/hca.h"
 #include "sim/topo/fabric.h"
 #include "sim/trace/capture.h"
+#include "sim/trace/timeline.h"
 
 namespace rdmasim::daemon {
 
@@ -32,6 +33,7 @@ struct DaemonOptions {
   bool auto_exit = false;       // --auto: exit after `idle_exit` with no clients
   int64_t idle_exit_ms = 30000;
   std::string pcap_dir;         // --pcap: capture every port into this directory
+  std::string timeline;         // --timeline: the event trace as JSON lines (sim/trace/timeline.h)
 };
 
 // $RDMASIM_SOCKET, or /tmp/rdmasim-<uid>/fabric.sock.
@@ -80,6 +82,7 @@ class Daemon : private ServerEvents {
   std::unique_ptr<topo::Fabric> fabric_;
   std::vector<std::unique_ptr<nic::Hca>> hcas_;
   std::unique_ptr<trace::Capture> capture_;   // null when capture is off
+  std::unique_ptr<trace::TimelineFile> timeline_;   // after the capture: chains to its taps
   SharedMap global_map_;
   ipc::GlobalPage* global_ = nullptr;
   int wake_fd_ = -1, timer_fd_ = -1, global_ro_fd_ = -1;

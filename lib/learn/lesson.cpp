@@ -10,6 +10,8 @@ namespace rdmasim::learn {
 
 const std::vector<Lesson>& lessons() {
   static const std::vector<Lesson> kLessons = {
+      {"hello", "one RDMA READ step by step: doorbell, WQE fetch, wire, switch, remote DMA, CQE, poll",
+       {"roce", "ib", "iwarp"}, 4096, 1, 65536, lesson_hello},
       {"copies", "the same transfer by RDMA WRITE and through kernel TCP sockets: copies, system calls, CPU time",
        {"roce", "ib"}, 1 << 20, 1, 64 << 20, lesson_copies},
       {"transports", "InfiniBand, RoCEv2 and iWARP side by side: headers, goodput vs size, latency, 1 % loss",

@@ -97,6 +97,11 @@ class Runner {
     }
     find_ports();
     start_captures();
+    if (spec_.on_event) {
+      std::vector<Hca*> hs;
+      for (auto& h : hcas_) hs.push_back(h.get());
+      timeline_ = std::make_unique<trace::Timeline>(*fabric_, hs, spec_.on_event);
+    }
     res_.flows.resize(spec_.flows.size());
     state_.resize(spec_.flows.size());
     for (size_t k = 0; k < spec_.flows.size(); ++k) setup(k);
@@ -119,6 +124,7 @@ class Runner {
       }
     res_.dma_read_bytes = mem_.read_bytes;
     res_.dma_write_bytes = mem_.write_bytes;
+    timeline_.reset();   // gives the ports their capture taps back
     captures_.clear();   // closes the files before the fabric goes
     return std::move(res_);
   }
@@ -312,6 +318,7 @@ class Runner {
   std::vector<std::unique_ptr<RxTap>> taps_;
   std::vector<std::unique_ptr<Hca>> hcas_;   // destroyed before the fabric (declared after)
   std::vector<std::unique_ptr<trace::LinkCapture>> captures_;
+  std::unique_ptr<trace::Timeline> timeline_;   // after the captures: it chains to their taps
   std::vector<uint32_t> pds_;
   std::vector<std::unique_ptr<uint8_t[]>> buffers_;
   std::vector<FlowState> state_;

@@ -10,6 +10,7 @@
 
 #include "sim/core/time.h"
 #include "sim/nic/hca.h"
+#include "sim/trace/timeline.h"
 
 namespace rdmasim::learn {
 
@@ -39,12 +40,15 @@ struct ScenarioSpec {
   std::string capture_dir;
   std::string capture_prefix;         // file names: <prefix><host>.pcap
   std::vector<size_t> capture_nics;
+  // The run's structured event trace (sim/trace/timeline.h): every packet a port sends and
+  // every PCIe transaction, as it happens. Empty: not observed.
+  trace::Timeline::Sink on_event;
 };
 
 struct FlowOutcome {
   bool finished = false;
   std::string error;
-  Time first_byte = -1, last_byte = -1, finish = -1;
+  Time first_byte = -1, last_byte = -1, finish = -1;   // finish: the last completion reached its CQ
   uint64_t bytes_received = 0;        // payload bytes that reached the receiving NIC
   std::vector<double> rate_gbps;      // payload arriving per sample interval, Gb/s
 };

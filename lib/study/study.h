@@ -119,6 +119,8 @@ struct RunOptions {
   // if it was ever called. Polled from the receive path: it adds no engine event.
   std::function<void(const Progress&, bool done)> progress;
   double progress_after = 1.0, progress_period = 0.25;
+  // Not empty: the run's event trace (sim/trace/timeline.h) as JSON lines into this file.
+  std::string timeline;
 };
 
 struct PortSeries {

@@ -21,6 +21,7 @@
 #include "sim/topo/fabric.h"
 #include "sim/topo/fabric_spec.h"
 #include "sim/topo/routing.h"
+#include "sim/trace/timeline.h"
 
 namespace rdmasim::study {
 namespace {
@@ -144,6 +145,11 @@ class Runner {
       hca_ok(hcas_.back()->alloc_pd(&pd), "alloc_pd");
       pds_.push_back(pd);
     }
+    if (!opts_.timeline.empty()) {
+      std::vector<Hca*> hs;
+      for (auto& h : hcas_) hs.push_back(h.get());
+      timeline_ = std::make_unique<trace::TimelineFile>(opts_.timeline, *fabric_, hs);
+    }
     // One MR per NIC, as large as its largest message (+ the UD GRH), in timing-only
     // memory: nobody reads a built-in flow's bytes, so no buffer stands behind the MR and
     // no message is copied (the HCA's timing does not depend on the bytes; memory.h).
@@ -195,6 +201,7 @@ class Runner {
                                 std::to_string(p.rank) + "): " + p.outcome);
       }
     collect();
+    timeline_.reset();   // closes the file
     res_.wall_seconds = wall_now();
     if (progress_shown_) opts_.progress(progress(), true);
     return std::move(res_);
@@ -597,6 +604,7 @@ class Runner {
   TimingMemory mem_;
   std::vector<std::unique_ptr<RxTap>> taps_;
   std::vector<std::unique_ptr<Hca>> hcas_;   // destroyed before the fabric (declared after)
+  std::unique_ptr<trace::TimelineFile> timeline_;   // --timeline; goes before the HCAs
   std::vector<uint32_t> pds_;
   std::vector<MrKeys> keys_;
   std::vector<FlowRun> runs_;

@@ -242,6 +242,7 @@ class EgressPort {
   // Called with each packet when its last bit left the port (nullptr: none; the cost when
   // no tap is set is one null check per packet). The tap must outlive the port or be reset.
   void set_tap(PacketTap* tap) { tap_ = tap; }
+  PacketTap* tap() const { return tap_; }
 
  private:
   void try_start();

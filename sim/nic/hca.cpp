@@ -25,6 +25,9 @@ HcaObjects Hca::objects() const {
   return {im.pds.size(), im.mrs.size(), im.mws.size(), im.cqs.size(), im.srqs.size(), im.qps.size()};
 }
 
+host::PcieLink& Hca::pcie() { return impl_->pcie; }
+const host::PcieLink& Hca::pcie() const { return impl_->pcie; }
+
 void Hca::set_async_sink(AsyncSink sink) { impl_->async_sink = std::move(sink); }
 
 bool Hca::port_active() const { return impl_->port_active; }
@@ -366,8 +369,11 @@ int Hca::post_send(uint32_t qpn, const SendWr& wr) {
     im.complete_send(qp, flushed, WcStatus::WrFlushErr);
     return 0;
   }
-  // The NIC fetches the WQE after its pipeline latency; then it may go on the wire.
-  im.later(im.config.wqe_latency, [this, qpn, seq = qp.posted] {
+  // The NIC fetches the WQE after its pipeline latency; then it may go on the wire. With
+  // PCIe, the doorbell, the WQE fetch and the first packet's payload read come first.
+  const Time start = im.pcie.enabled() ? im.pcie_post(qp, qp.sq.back()) - im.engine.now()
+                                        : im.config.wqe_latency;
+  im.later(start, [this, qpn, seq = qp.posted] {
     auto q = impl_->qps.find(qpn);
     if (q == impl_->qps.end()) return;
     for (SendWqe& s : q->second->sq)
@@ -446,7 +452,18 @@ void Hca::receive(net::PacketPtr frame, int /*port*/) {
 
 void Hca::Impl::complete(uint32_t cq, const Completion& c) {
   auto it = cqs.find(cq);
-  if (it != cqs.end() && it->second.sink) it->second.sink(c);
+  if (it == cqs.end() || !it->second.sink) return;
+  if (!pcie.enabled()) {
+    it->second.sink(c);
+    return;
+  }
+  // The CQE is a DMA write behind the payload writes before it (posted writes keep their
+  // order); the application can poll it once it has arrived.
+  const Time at = pcie.dma_write(engine.now(), kCqeBytes, host::PcieOp::CqeWrite, c.qp_num);
+  later(at - engine.now(), [this, cq, c] {
+    auto i = cqs.find(cq);
+    if (i != cqs.end() && i->second.sink) i->second.sink(c);
+  });
 }
 
 void Hca::Impl::complete_send(Qp& qp, const SendWqe& w, WcStatus status) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/core/engine.h"
+#include "sim/host/pcie.h"
 #include "sim/net/packet.h"
 #include "sim/nic/cc.h"
 #include "sim/nic/iwarp_tcp.h"
@@ -57,6 +58,13 @@ struct HcaConfig {
   std::vector<net::Address> iwarp_hosts;
   // Congestion control of the QPs (RoCEv2): the RP algorithm and the NP's CNP generation.
   CcConfig cc;
+  // The host's PCIe link to this NIC (sim/host/pcie.h). Enabled, a send WQE costs a
+  // doorbell MMIO write (or a BlueFlame write of the whole WQE when it is inline and fits
+  // 256 B), a WQE fetch and a payload DMA read before its first packet leaves, and packet k
+  // waits for its bytes; a READ responder reads the bytes by DMA before each response
+  // leaves; received payloads and every CQE are DMA writes, and a completion reaches its
+  // CQ when its CQE write has arrived. Disabled: none of these costs (the model before it).
+  host::PcieConfig pcie;
 };
 
 // One QP's congestion-control state and rate series (Hca::cc_report).
@@ -163,6 +171,10 @@ class Hca : public net::Node {
   // iWARP: the TCP connection of every RC QP that has one (from RTR until RESET).
   std::vector<QpTcpReport> tcp_report() const;
   void receive(net::PacketPtr pkt, int port) override;
+
+  // The host's PCIe link to this NIC: its transactions (record(true) to log them) and busy time.
+  host::PcieLink& pcie();
+  const host::PcieLink& pcie() const;
 
   void set_async_sink(AsyncSink sink);
   // The port went down or up (its link failed or came back; topo::attach_hca wires this to

@@ -120,6 +120,9 @@ struct SendWqe {
   bool failed = false;
   WcStatus status = WcStatus::Success;
   net::Payload data;               // gathered bytes (SEND / WRITE)
+  // PCIe on: the DMA read of the payload (SEND / WRITE, not inline), from the WQE fetch.
+  bool pcie_read = false;
+  host::DmaRead payload_read;
   uint32_t resp_received = 0; // READ: bytes of response data placed so far
   uint32_t last_psn() const { return psn_add(first_psn, npsn - 1); }
   // BIND_MW / LOCAL_INV: executed by the NIC when the requester reaches them; no packets.
@@ -205,6 +208,7 @@ struct Qp {
   std::unique_ptr<CongestionControl> cc;
   Time next_tx = 0;
   EventId pace_wake;
+  EventId dma_wake;   // PCIe on: wakes the QP when its next packet's payload is read
   Time last_cnp = -1;
 
   // iWARP NICs: the QP's TCP connection and DDP/RDMAP state (sim/nic/iwarp.h), from RTR.
@@ -214,11 +218,13 @@ struct Qp {
 };
 
 struct Hca::Impl {
-  Impl(Engine& e, HcaConfig c, net::Transmitter& p) : engine(e), config(std::move(c)), port(p) {}
+  Impl(Engine& e, HcaConfig c, net::Transmitter& p)
+      : engine(e), config(std::move(c)), port(p), pcie(config.pcie) {}
 
   Engine& engine;
   HcaConfig config;
   net::Transmitter& port;
+  host::PcieLink pcie;
   HcaCounters counters;
   AsyncSink async_sink;
   bool port_active = true;
@@ -304,7 +310,8 @@ struct Hca::Impl {
   void qp_event(const Qp& qp, AsyncEventType type);
   void reset_qp(Qp& qp);
 
-  // --- completions ---
+  // --- completions (with PCIe, each is a 64 B CQE write) ---
+  static constexpr uint32_t kCqeBytes = 64;
   void complete(uint32_t cq, const Completion& c);
   void complete_send(Qp& qp, const SendWqe& w, WcStatus status);
 
@@ -341,6 +348,18 @@ struct Hca::Impl {
   bool ack_upto(Qp& qp, uint32_t psn);   // implicit/explicit ACK; true on progress
   bool outstanding(const Qp& qp) const;  // started WQEs not yet done
   const AddressVector& tx_av(const Qp& qp) const;
+
+  // --- pcie_hooks.cpp: the host's PCIe link (HcaConfig::pcie) ---
+  // post_send: the doorbell (or BlueFlame write), the WQE fetch and the payload read;
+  // returns when the WQE may start (its first packet's bytes are in the NIC).
+  Time pcie_post(const Qp& qp, SendWqe& w);
+  // True when the QP's next packet waits for its payload DMA (the QP then leaves the round
+  // robin and rejoins when the bytes are in).
+  bool dma_hold(Qp& qp);
+  // Received bytes placed in host memory: a DMA write.
+  void pcie_placed(uint32_t qpn, uint64_t bytes);
+  // The responder read `len` bytes for a READ: the DMA read and each response's readiness.
+  void pcie_read_response(Qp& qp, uint32_t first_pkt, uint32_t len);
 
   // --- cc_hooks.cpp: congestion control ---
   CongestionControl& cc_of(Qp& qp);

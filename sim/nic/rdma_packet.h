@@ -111,6 +111,9 @@ struct RdmaPacket final : net::Packet {
   // HPCC: an ACK's copy of the INT hops of the data packet it acknowledges (the HPCC
   // simulator carries them in a header after the BTH; sized into the ACK, see finish_packet).
   std::vector<net::IntHop> int_echo;
+  // PCIe on: the time this packet's payload has been read from host memory by DMA (the
+  // NIC does not send it before). 0: nothing to wait for.
+  Time dma_ready = 0;
 
 
   std::unique_ptr<net::Packet> clone() const override { return std::make_unique<RdmaPacket>(*this); }

@@ -88,6 +88,7 @@ void Hca::Impl::pump() {
       const bool paced = request || (!qp.tcp && !qp.resp_queue.empty() &&
                                      is_read_response(qp.resp_queue.front()->bth.opcode));
       if (paced && pace_hold(qp)) continue;  // not yet its send time
+      if (dma_hold(qp)) continue;            // its payload is still crossing PCIe
       const uint8_t prio = !qp.resp_queue.empty() ? qp.resp_queue.front()->priority
                                                    : priority_of(tx_av(qp));
       active.push_back(qpn);
@@ -336,6 +337,7 @@ void Hca::Impl::handle_response(Qp& qp, RdmaPacket& p) {
       fail_wqe(qp, i, WcStatus::LocProtErr);
       return;
     }
+    pcie_placed(qp.qpn, p.payload_len);
     w.resp_received += p.payload_len;
     progress = true;
     if (op.ends_message()) {
@@ -353,6 +355,7 @@ void Hca::Impl::handle_response(Qp& qp, RdmaPacket& p) {
       fail_wqe(qp, i, WcStatus::LocProtErr);
       return;
     }
+    pcie_placed(qp.qpn, 8);
     w.done = true;
     ack_upto(qp, psn);
     progress = true;

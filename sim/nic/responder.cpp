@@ -103,6 +103,7 @@ void Hca::Impl::respond_read(Qp& qp, const RdmaPacket& req, uint32_t psn) {
     qp_event(qp, AsyncEventType::QpFatal);
     return;
   }
+  const size_t first_pkt = qp.resp_queue.size();
   for (uint32_t k = 0; k < n; ++k) {
     auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, read_response_opcode(k, n),
                         psn_add(psn, k));
@@ -113,6 +114,7 @@ void Hca::Impl::respond_read(Qp& qp, const RdmaPacket& req, uint32_t psn) {
     finish_packet(*p);
     qp.resp_queue.push_back(std::move(p));
   }
+  pcie_read_response(qp, static_cast<uint32_t>(first_pkt), len);
   kick(qp);
 }
 
@@ -322,6 +324,7 @@ void Hca::Impl::handle_request(Qp& qp, RdmaPacket& p) {
       fatal_nak(kNakInvReq, true);
       return;
     }
+    pcie_placed(qp.qpn, len);
     qp.msg_bytes += len;
     if (last && inv && !remote_inv(qp, p.ieth_rkey)) {
       // The IETH names no type 2 window bound to this QP: IBTA class J. The receive
@@ -385,6 +388,7 @@ void Hca::Impl::handle_request(Qp& qp, RdmaPacket& p) {
       fatal_nak(kNakRemAccess);
       return;
     }
+    pcie_placed(qp.qpn, len);
     qp.msg_bytes += len;
     if (last) {
       qp.in_msg = false;
@@ -480,6 +484,7 @@ void Hca::Impl::handle_ud(Qp& qp, RdmaPacket& p) {
     recv_complete(qp, wr, srqn, WcStatus::LocProtErr, WcOpcode::Recv, 0, 0, 0, p.deth.src_qp);
     return;
   }
+  pcie_placed(qp.qpn, p.payload_len);
   const bool imm = op.immediate;
   recv_complete(qp, wr, srqn, WcStatus::Success, WcOpcode::Recv, kGrhSpace + p.payload_len,
                 imm ? p.imm : 0, (grh ? uint32_t{kWcGrh} : 0u) | (imm ? uint32_t{kWcWithImm} : 0u), p.deth.src_qp);

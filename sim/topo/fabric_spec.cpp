@@ -188,6 +188,7 @@ FabricSpec parse_fabric(const json& config_in) {
 
   const bool ib = spec.link_layer == net::LinkLayer::InfiniBand;
   NicParams nic_defaults;
+  // The host PCIe model is opt-in for now ("pcie": true); see configs/README.md.
   if (spec.link_layer == net::LinkLayer::IWarp) {
     nic_defaults.hca.atomics = false;
     nic_defaults.hca.max_qp = kIwarpMaxQp;
@@ -266,6 +267,7 @@ FabricSpec parse_fabric(const json& config_in) {
         entry.queue_bytes = p.queue_bytes;
         entry.dwrr_weights = p.dwrr_weights;
         entry.ib_vl_buffer_bytes = p.ib_vl_buffer_bytes;
+        entry.pcie_gen_auto = !p.pcie_gen_given;
         entry.vls = p.vls;
         entry.rx = finish_rx(r, np, p);
         // GUIDs: Mellanox OUI, then host number (1-based) and NIC index; port GUID = node + 1.
@@ -408,7 +410,11 @@ FabricSpec parse_fabric(const json& config_in) {
   }
   if (!r.ok()) throw ConfigError(r.errors());
 
-  for (size_t i = 0; i < spec.nics.size(); ++i) spec.nics[i].nic.rate = spec.links[spec.nic_link[i]].rate;
+  for (size_t i = 0; i < spec.nics.size(); ++i) {
+    NicSpec& n = spec.nics[i];
+    n.nic.rate = spec.links[spec.nic_link[i]].rate;
+    if (n.pcie_gen_auto) n.nic.hca.pcie.gen = host::pcie_gen_for(n.nic.rate);
+  }
 
   // InfiniBand subnet manager: NIC ports get LIDs 1..N in config order; switches N+1...;
   // the SM runs on the first NIC (LID 1).

@@ -36,6 +36,7 @@ struct NicSpec {
   uint64_t queue_bytes = 1 << 20; // host egress limit per traffic class
   std::array<uint32_t, 8> dwrr_weights{};  // host egress scheduling; 0 = strict priority
   uint32_t ib_vl_buffer_bytes = 128 * 1024; // IB: receive buffer per VL (credit limit)
+  bool pcie_gen_auto = true;      // nic.hca.pcie.gen follows the link rate (no "gen" given)
   net::IbVlConfig vls;                      // IB: SL-to-VL and VL arbitration of its port
   net::HostRxConfig rx;                     // receive buffer and PFC (off: infinitely fast)
 };

@@ -323,6 +323,40 @@ net::HostRxConfig finish_rx(ConfigReader& r, const std::string& path, const NicP
   return rx;
 }
 
+// "pcie": false, true, or {"gen", "lanes", "latency_ns", "host_read_ns", "max_payload",
+// "max_read_request"} (host::PcieConfig; configs/README.md gives the defaults' sources).
+static void read_pcie(ConfigReader& r, const json& j, const std::string& path, NicParams& p) {
+  const std::string pp = join(path, "pcie");
+  const json& e = j["pcie"];
+  // "pcie": true|false, or an object ({"enabled" defaults to true there).
+  if (e.is_boolean()) {
+    p.hca.pcie.enabled = e.get<bool>();
+    return;
+  }
+  if (!r.object(e, pp, {"enabled", "gen", "lanes", "latency_ns", "host_read_ns", "max_payload",
+                        "max_read_request"}))
+    return;
+  host::PcieConfig& c = p.hca.pcie;
+  c.enabled = r.boolean(e, "enabled", pp, true);
+  if (e.contains("gen")) {
+    p.pcie_gen_given = true;
+    c.gen = static_cast<uint32_t>(r.integer(e, "gen", pp, std::nullopt, 3, 5, "a PCIe generation 3, 4 or 5"));
+  }
+  const int64_t lanes = r.integer(e, "lanes", pp, c.lanes, 1, 16, "a lane count 1, 2, 4, 8 or 16");
+  if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16)
+    r.error(join(pp, "lanes"), json(lanes), "is not a PCIe link width", "1, 2, 4, 8 or 16");
+  c.lanes = static_cast<uint32_t>(lanes);
+  c.latency = ns(r.integer(e, "latency_ns", pp, c.latency / kNanosecond, 0, 1'000'000, "a one-way latency in ns >= 0"));
+  c.host_read = ns(r.integer(e, "host_read_ns", pp, c.host_read / kNanosecond, 0, 1'000'000,
+                             "the host's time to answer a DMA read, ns >= 0"));
+  const char* pow2 = "a power of two 128..4096 bytes";
+  for (auto [key, field] : {std::pair{"max_payload", &c.max_payload}, std::pair{"max_read_request", &c.max_read_request}}) {
+    const int64_t v = r.integer(e, key, pp, *field, 128, 4096, pow2);
+    if (v & (v - 1)) r.error(join(pp, key), json(v), "is not a power of two", pow2);
+    *field = static_cast<uint32_t>(v);
+  }
+}
+
 void read_nic_params(ConfigReader& r, const json& j, const std::string& path, bool ib, NicParams& p) {
   p.vendor_id = static_cast<uint32_t>(
       r.integer(j, "vendor_id", path, p.vendor_id, 0, 0xffff, "a PCI vendor id 0..65535"));
@@ -348,6 +382,7 @@ void read_nic_params(ConfigReader& r, const json& j, const std::string& path, bo
     r.error(join(path, "limits.atomics"), json(true), "is not an iWARP capability (RDMAP, RFC 5040, has no atomics)",
             "false or absent on an iWARP fabric");
   if (j.contains("cc")) read_cc(r, j["cc"], join(path, "cc"), p.hca.cc);
+  if (j.contains("pcie")) read_pcie(r, j, path, p);
   if (j.contains("tcp")) {
     if (p.iwarp)
       read_tcp(r, j["tcp"], join(path, "tcp"), p.hca.tcp);

@@ -18,8 +18,8 @@ import subprocess
 import sys
 import tempfile
 
-LAYERS = ["core", "net", "nic", "topo", "trace"]  # bottom to top
-HEADER = {"core": "sim/core/time.h", "net": "sim/net/packet.h", "nic": "sim/nic/types.h",
+LAYERS = ["core", "net", "host", "nic", "topo", "trace"]  # bottom to top
+HEADER = {"core": "sim/core/time.h", "net": "sim/net/packet.h", "host": "sim/host/pcie.h", "nic": "sim/nic/types.h",
           "topo": "sim/topo/fabric.h", "trace": "sim/trace/encode.h"}
 
 

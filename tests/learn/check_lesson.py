@@ -177,7 +177,55 @@ def check_transports(s):
     print("ok: transports figures: header bytes as the layouts give, losses recovered, goodput grows with size")
 
 
-checks = {"pfc": check_pfc, "copies": check_copies, "transports": check_transports}
+def check_hello(s):
+    steps = s["steps"]
+    # Causal order: the steps are listed by start time, and the milestones of a READ come in
+    # the order they must happen (each needs the one before): post, doorbell, WQE fetch,
+    # request on the wire, the server's DMA read, a response on the wire, the DMA write
+    # into the client's buffer, the CQE write, the poll.
+    starts = [x["start_ps"] for x in steps]
+    if starts != sorted(starts):
+        bad("hello: steps are not in time order")
+    kinds = [x["kind"] for x in steps]
+    order = ["post", "doorbell", "wqe_fetch", "request_wire", "remote_dma_read", "response_wire",
+             "payload_write", "cqe_write", "poll"]
+    missing = [k for k in order if k not in kinds]
+    if missing:
+        bad(f"hello: steps missing: {missing}")
+    else:
+        first = [kinds.index(k) for k in order]
+        if first != sorted(first):
+            bad(f"hello: milestones out of causal order: {list(zip(order, first))}")
+        # A step cannot start before the one it waits for has ended (PCIe reads, the wire).
+        end_of = {k: max(x["end_ps"] for x in steps if x["kind"] == k) for k in ("wqe_fetch", "remote_dma_read")}
+        if steps[kinds.index("request_wire")]["start_ps"] < end_of["wqe_fetch"]:
+            bad("hello: the request left before the WQE was fetched")
+        # The first response packet carries the first bytes: it leaves after the DMA read
+        # began and, when the READ is one packet (4096 B at MTU 4096: roce, ib), after it ended.
+        resp = steps[kinds.index("response_wire", kinds.index("remote_dma_read"))]["start_ps"]
+        dma = steps[kinds.index("remote_dma_read")]
+        if resp < dma["start_ps"] or (fabric != "iwarp" and resp < dma["end_ps"]):
+            bad("hello: the response left before its bytes were read")
+    # The total is the READ's measured completion: the CQE reached the CQ (the runner's
+    # completion time) and the application's poll took poll_ps; the last step ends there,
+    # and the shares add up to it.
+    total = s["read_completion_ps"]
+    if total != s["cqe_at_ps"] + s["poll_ps"]:
+        bad(f"hello: total {total} != CQE time {s['cqe_at_ps']} + poll {s['poll_ps']}")
+    if steps[-1]["kind"] != "poll" or steps[-1]["end_ps"] != total:
+        bad(f"hello: the last step is {steps[-1]['kind']} ending at {steps[-1]['end_ps']}, not the poll at {total}")
+    if sum(p["ps"] for p in s["share"]) != total:
+        bad(f"hello: shares add up to {sum(p['ps'] for p in s['share'])}, not {total}")
+    # The remote CPU did nothing: no doorbell and no CQE on the server's PCIe link.
+    if s["remote_cpu_busy_ps"] != 0 or s["remote_posts"] != 0 or s["remote_cqes"] != 0:
+        bad(f"hello: the server's CPU was busy {s['remote_cpu_busy_ps']} ps")
+    remote = [p for p in s["share"] if p["part"] == "remote CPU"][0]
+    if remote["ps"] != 0:
+        bad("hello: time attributed to the remote CPU")
+    print(f"ok: hello: {len(steps)} steps in causal order, total {total / 1000:.1f} ns = CQE + poll, remote CPU 0")
+
+
+checks = {"pfc": check_pfc, "copies": check_copies, "transports": check_transports, "hello": check_hello}
 if lesson in checks:
     checks[lesson](summary)
 
