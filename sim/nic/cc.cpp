@@ -5,7 +5,10 @@
 #include <cmath>
 
 #include "sim/nic/dcqcn_staged.h"
+#include "sim/nic/dctcp.h"
 #include "sim/nic/hpcc.h"
+#include "sim/nic/swift.h"
+#include "sim/nic/timely.h"
 
 namespace rdmasim::nic {
 
@@ -60,6 +63,9 @@ const char* cc_algorithm_name(CcAlgorithm a) {
   switch (a) {
     case CcAlgorithm::Dcqcn: return "dcqcn";
     case CcAlgorithm::Hpcc: return "hpcc";
+    case CcAlgorithm::Timely: return "timely";
+    case CcAlgorithm::Swift: return "swift";
+    case CcAlgorithm::Dctcp: return "dctcp";
     case CcAlgorithm::None: break;
   }
   return "none";
@@ -189,6 +195,12 @@ void Dcqcn::stop_if_recovered() {
 std::unique_ptr<CongestionControl> make_cc(Engine& engine, const CcConfig& config, Rate line) {
   if (config.algorithm == CcAlgorithm::Hpcc)
     return std::make_unique<Hpcc>(engine, config.hpcc, line, config.max_samples);
+  if (config.algorithm == CcAlgorithm::Timely)
+    return std::make_unique<Timely>(engine, config.timely, line, config.max_samples);
+  if (config.algorithm == CcAlgorithm::Swift)
+    return std::make_unique<Swift>(engine, config.swift, line, config.max_samples);
+  if (config.algorithm == CcAlgorithm::Dctcp)
+    return std::make_unique<Dctcp>(engine, config.dctcp, line, config.max_samples);
   if (config.algorithm == CcAlgorithm::Dcqcn && config.dcqcn.increase == DcqcnIncrease::TimerStaged)
     return std::make_unique<DcqcnStaged>(engine, config.dcqcn, line, config.max_samples);
   if (config.algorithm == CcAlgorithm::Dcqcn)

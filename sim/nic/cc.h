@@ -1,6 +1,7 @@
 // Congestion control of the HCA model: a pluggable per-QP rate controller ("none" = line
-// rate, "dcqcn" = DCQCN as deployed on RoCEv2 NICs) and the parameters of DCQCN's reaction
-// point (RP, the sender) and notification point (NP, the receiver).
+// rate, "dcqcn" = DCQCN as deployed on RoCEv2 NICs, "hpcc", "timely", "swift", "dctcp"; one
+// .h/.cpp pair each) and the parameters of DCQCN's reaction point (RP, the sender) and
+// notification point (NP, the receiver).
 //
 // DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015):
 // - NP: a QP that receives CE-marked packets sends at most one CNP (BTH opcode 0x81) per
@@ -27,7 +28,7 @@
 
 namespace rdmasim::nic {
 
-enum class CcAlgorithm : uint8_t { None, Dcqcn, Hpcc };
+enum class CcAlgorithm : uint8_t { None, Dcqcn, Hpcc, Timely, Swift, Dctcp };
 
 // How the reaction point raises its rate: the paper's timer + byte counter state machine
 // (Dcqcn, this file) or the timer-staged one of deployed NICs and the HPCC simulator
@@ -68,10 +69,56 @@ struct HpccParams {
   Time base_rtt = us(8);              // T: the base RTT of the flows' paths
 };
 
+// TIMELY (timely.h). Defaults: the TIMELY paper's values as the HPCC simulator's ns-3
+// rdma-hw.cc carries them (TimelyAlpha, TimelyBeta, TimelyTLow, TimelyTHigh, TimelyMinRtt);
+// delta and the HAI count from the paper's Algorithm 1 (section 4). Sized for the paper's
+// 10 Gb/s testbed: scale the times to the fabric (configs/README.md).
+struct TimelyParams {
+  double alpha = 0.875;               // EWMA weight of the newest RTT difference
+  double beta = 0.8;                  // multiplicative decrease factor
+  Time t_low = us(50);                // below: additive increase regardless of the gradient
+  Time t_high = us(500);              // above: decrease by beta (1 - T_high / rtt)
+  Time min_rtt = us(20);              // normalizes the gradient
+  Rate delta = Rate::mbps(10);        // additive increase step
+  uint32_t hai_after = 5;             // consecutive non-positive gradients before N = 5
+  uint32_t hai_factor = 5;            // N in hyperactive increase
+  Rate min_rate = Rate::mbps(100);
+};
+
+// Swift (swift.h). Defaults: Kumar et al., SIGCOMM 2020, section 3 and Algorithm 1 (see
+// configs/README.md for which values the paper states and which are this project's).
+struct SwiftParams {
+  double ai = 1.0;                    // additive increase, packets per RTT
+  double beta = 0.8;                  // multiplicative decrease gain
+  double max_mdf = 0.5;               // largest multiplicative decrease per RTT
+  Time base_target = us(25);          // fabric target delay before scaling
+  Time hop_scale = us(1);             // h: target added per switch hop
+  uint32_t hops = 0;                  // switch hops of the flows' paths (no TTL here)
+  double fs_range_factor = 5.0;       // flow scaling range = this x base_target
+  double fs_min_cwnd = 0.1;           // packets: the scaling is fs_range at this window
+  double fs_max_cwnd = 100;           // packets: and 0 at this one
+  Time endpoint_target = us(10);      // target of the endpoint (NIC) delay
+  double min_cwnd = 0.001;            // packets
+  double max_cwnd = 10000;            // packets
+  Time base_rtt = us(8);              // pacing RTT until the first sample
+};
+
+// DCTCP-style window control on RoCEv2 (dctcp.h): Alizadeh et al., SIGCOMM 2010.
+struct DctcpParams {
+  double g = 1.0 / 16;                // alpha gain (the paper, section 3.4)
+  double initial_alpha = 1.0;         // alpha before the first window ends (Linux: 1)
+  Time base_rtt = us(8);              // sets the initial window (one BDP) and the pacing RTT
+                                      // until the first sample
+  Rate min_rate = Rate::mbps(100);
+};
+
 struct CcConfig {
   CcAlgorithm algorithm = CcAlgorithm::None;
   DcqcnParams dcqcn;
   HpccParams hpcc;
+  TimelyParams timely;
+  SwiftParams swift;
+  DctcpParams dctcp;
   uint32_t max_samples = 10000;  // per QP; the rate/alpha series stops growing beyond it
 };
 
@@ -92,6 +139,20 @@ struct CcStats {
   uint64_t samples_dropped = 0;
 };
 
+// What one positive ACK tells the requester (TIMELY, Swift, DCTCP; see cc_hooks.cpp).
+struct AckSample {
+  uint32_t ack_psn = 0;
+  uint32_t snd_nxt = 0;       // PSN of the QP's next new packet
+  Time rtt = -1;              // send of the packet ack_psn to this ACK; -1: no sample (the
+                              // packet was retransmitted, Karn's rule, or is not recorded)
+  Time endpoint_delay = 0;    // the part of rtt spent in the two NICs: the responder's
+                              // arrival of the packet to its ACK's send, plus this NIC's
+                              // arrival of the ACK to its handling (rx_latency)
+  uint64_t acked_bytes = 0;   // wire bytes of the request packets this ACK newly covers
+  uint32_t acked_packets = 0;
+  uint32_t ce_packets = 0;    // of those, how many arrived CE-marked (the ACK's ECN echo)
+};
+
 // Per-QP congestion control state. Engine context only. An instance may schedule timers on
 // the engine; they are cancelled when it is destroyed.
 class CongestionControl {
@@ -108,6 +169,13 @@ class CongestionControl {
   // QP's next new packet.
   virtual void on_ack(uint32_t /*ack_psn*/, uint32_t /*snd_nxt*/,
                       const std::vector<net::IntHop>& /*hops*/) {}
+  // True when the QP records its request packets' send times and hands each positive ACK
+  // to on_ack_sample (TIMELY, Swift, DCTCP); the others pay nothing per packet.
+  virtual bool wants_ack_samples() const { return false; }
+  virtual void on_ack_sample(const AckSample& /*s*/) {}
+  // Window algorithms: the congestion window in bytes (0: rate-based); the last RTT sample.
+  virtual double window_bytes() const { return 0; }
+  virtual Time last_rtt() const { return 0; }
   // The rate the requester paces the QP's packets to.
   virtual Rate current_rate() const = 0;
   virtual Rate target_rate() const { return current_rate(); }

@@ -11,6 +11,14 @@
 //   the requester hands them to the controller (cc_ack).
 // - RP: a CNP for a QP goes to the QP's controller right away (no receive pipeline delay:
 //   NICs handle CNPs in hardware).
+// - TIMELY, Swift, DCTCP (wants_ack_samples): the requester logs each request packet's PSN,
+//   send time (when it is handed to the port) and wire bytes; a positive ACK of PSN n takes
+//   the entries up to n off the log and gives the controller an AckSample: the RTT of
+//   packet n (now - its send time; none if n was retransmitted), the endpoint delay (the
+//   ACK's ack_delay + this NIC's arrival-to-handling time, rx_latency), the bytes and
+//   packets covered, and the ACK's ce_echo. The responder of a DCTCP NIC counts CE-marked
+//   requests per QP instead of sending CNPs and echoes the count on its next ACK. With
+//   none, dcqcn and hpcc none of this runs: no log, no stamps beyond the arrival time.
 #include <algorithm>
 
 #include "sim/nic/hca_impl.h"
@@ -52,9 +60,32 @@ void Hca::Impl::paced_sent(Qp& qp, RdmaPacket& p) {
   }
   qp.next_tx = std::max(engine.now(), qp.next_tx) + tx_time(cc.current_rate(), p.wire_bytes);
   cc.on_packet_sent(p.wire_bytes);
+  if (cc.wants_ack_samples() && !ibta::info(p.bth.opcode).is_response()) log_sent(qp, p);
+}
+
+// The log stays in PSN order: a retransmission of PSN n (n at or before the highest PSN
+// logged) replaces the entries from n on, and carries no send time.
+void Hca::Impl::log_sent(Qp& qp, const RdmaPacket& p) {
+  const uint32_t psn = p.bth.psn;
+  Time at = engine.now();
+  if (qp.sent_any && psn_diff(psn, qp.sent_hi) <= 0) {
+    while (!qp.sent_log.empty() && psn_diff(qp.sent_log.back().psn, psn) >= 0) qp.sent_log.pop_back();
+    at = -1;
+  } else {
+    qp.sent_hi = psn;
+    qp.sent_any = true;
+  }
+  // READ requests are answered by responses, not ACKs: a log of only them would grow.
+  constexpr size_t kMaxLog = 1 << 16;
+  if (qp.sent_log.size() >= kMaxLog) qp.sent_log.pop_front();
+  qp.sent_log.push_back({psn, at, p.wire_bytes});
 }
 
 void Hca::Impl::notify_congestion(Qp& qp, const RdmaPacket& p) {
+  if (config.cc.algorithm == CcAlgorithm::Dctcp) {
+    if (!ibta::info(p.bth.opcode).is_response()) qp.ce_since_ack++;
+    return;
+  }
   if (config.cc.algorithm != CcAlgorithm::Dcqcn || config.link_layer != net::LinkLayer::RoCEv2)
     return;
   const DcqcnParams& d = config.cc.dcqcn;
@@ -99,11 +130,35 @@ void Hca::Impl::echo_int(RdmaPacket& ack) const {
   ack.frame_bytes += kIntHeaderBytes;
 }
 
+void Hca::Impl::stamp_ack(Qp& qp, RdmaPacket& ack) {
+  const CcAlgorithm a = config.cc.algorithm;
+  if (a != CcAlgorithm::Timely && a != CcAlgorithm::Swift && a != CcAlgorithm::Dctcp) return;
+  if (rx_pkt) ack.ack_delay = engine.now() - rx_pkt->nic_rx_at;
+  ack.ce_echo = qp.ce_since_ack;
+  qp.ce_since_ack = 0;
+}
+
 void Hca::Impl::cc_ack(Qp& qp, const RdmaPacket& ack) {
-  if (!qp.cc || ack.int_echo.empty()) return;
+  if (!qp.cc) return;
   CongestionControl& cc = *qp.cc;
   const uint64_t cuts = cc.stats().rate_cuts;
-  cc.on_ack(ack.bth.psn, qp.next_psn, ack.int_echo);
+  if (!ack.int_echo.empty()) cc.on_ack(ack.bth.psn, qp.next_psn, ack.int_echo);
+  if (cc.wants_ack_samples()) {
+    AckSample s;
+    s.ack_psn = ack.bth.psn;
+    s.snd_nxt = psn_add(qp.sent_hi, 1);  // qp.next_psn runs ahead: PSNs are given per WQE
+    s.ce_packets = ack.ce_echo;
+    while (!qp.sent_log.empty() && psn_diff(qp.sent_log.front().psn, ack.bth.psn) <= 0) {
+      const Qp::SentPacket& e = qp.sent_log.front();
+      s.acked_bytes += e.bytes;
+      s.acked_packets++;
+      if (e.psn == ack.bth.psn && e.at >= 0) s.rtt = engine.now() - e.at;
+      qp.sent_log.pop_front();
+    }
+    if (s.rtt >= 0 && ack.ack_delay >= 0)
+      s.endpoint_delay = ack.ack_delay + (engine.now() - ack.nic_rx_at);
+    if (s.acked_packets > 0) cc.on_ack_sample(s);
+  }
   counters.rate_cuts += cc.stats().rate_cuts - cuts;
 }
 
@@ -113,7 +168,7 @@ std::vector<QpCcReport> Hca::cc_report() const {
     if (!qp->cc) continue;
     const CongestionControl& cc = *qp->cc;
     out.push_back({qpn, cc.algorithm(), cc.current_rate(), cc.target_rate(), cc.alpha(),
-                   cc.stats(), cc.samples()});
+                   cc.window_bytes(), cc.last_rtt(), cc.stats(), cc.samples()});
   }
   return out;
 }

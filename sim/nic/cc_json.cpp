@@ -10,16 +10,24 @@ nlohmann::json cc_report_json(const Hca& hca) {
     nlohmann::json samples = nlohmann::json::array();
     for (const CcSample& s : r.samples)
       samples.push_back({to_us(s.at), s.rate.as_gbps(), s.target.as_gbps(), s.alpha});
-    out.push_back({{"qpn", r.qpn},
-                   {"algorithm", cc_algorithm_name(r.algorithm)},
-                   {"rate_gbps", r.rate.as_gbps()},
-                   {"target_gbps", r.target.as_gbps()},
-                   {"alpha", r.alpha},
-                   {"cnps_received", r.stats.cnps_received},
-                   {"rate_cuts", r.stats.rate_cuts},
-                   {"rate_increases", r.stats.rate_increases},
-                   {"samples_dropped", r.stats.samples_dropped},
-                   {"samples", samples}});
+    nlohmann::json q = {{"qpn", r.qpn},
+                        {"algorithm", cc_algorithm_name(r.algorithm)},
+                        {"rate_gbps", r.rate.as_gbps()},
+                        {"target_gbps", r.target.as_gbps()},
+                        {"alpha", r.alpha},
+                        {"cnps_received", r.stats.cnps_received},
+                        {"rate_cuts", r.stats.rate_cuts},
+                        {"rate_increases", r.stats.rate_increases},
+                        {"samples_dropped", r.stats.samples_dropped},
+                        {"samples", samples}};
+    // The delay/ECN-window algorithms: their window and last RTT sample ("alpha" is the
+    // gradient for timely, cwnd in packets for swift, DCTCP's alpha for dctcp).
+    if (r.algorithm == CcAlgorithm::Swift || r.algorithm == CcAlgorithm::Dctcp)
+      q["cwnd_bytes"] = r.window_bytes;
+    if (r.algorithm == CcAlgorithm::Timely || r.algorithm == CcAlgorithm::Swift ||
+        r.algorithm == CcAlgorithm::Dctcp)
+      q["rtt_us"] = to_us(r.rtt);
+    out.push_back(q);
   }
   return out;
 }

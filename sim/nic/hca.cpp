@@ -416,6 +416,7 @@ void Hca::receive(net::PacketPtr frame, int /*port*/) {
   im.counters.rx_packets++;
   im.counters.rx_bytes += pkt->wire_bytes;
   if (pkt->ce) im.counters.ecn_marked_received++;
+  pkt->nic_rx_at = im.engine.now();
   // The receive pipeline takes rx_latency; then the transport sees the packet.
   if (!im.port_active) return;  // a down port receives nothing
   auto shared = std::shared_ptr<RdmaPacket>(pkt.release());

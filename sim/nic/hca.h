@@ -72,7 +72,11 @@ struct QpCcReport {
   uint32_t qpn = 0;
   CcAlgorithm algorithm = CcAlgorithm::None;
   Rate rate, target;
+  // dcqcn: alpha; hpcc: normalized inflight U; timely: the last normalized RTT gradient;
+  // swift: cwnd in packets; dctcp: DCTCP's alpha.
   double alpha = 0;
+  double window_bytes = 0;  // swift, dctcp: cwnd in bytes; hpcc: W
+  Time rtt = 0;             // timely, swift, dctcp: the last RTT sample
   CcStats stats;
   std::vector<CcSample> samples;
 };

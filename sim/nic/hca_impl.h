@@ -210,6 +210,18 @@ struct Qp {
   EventId pace_wake;
   EventId dma_wake;   // PCIe on: wakes the QP when its next packet's payload is read
   Time last_cnp = -1;
+  // TIMELY/Swift/DCTCP only (CongestionControl::wants_ack_samples): the request packets
+  // sent and not yet acknowledged, in PSN order, with their send time (-1 for a
+  // retransmission: no RTT sample, Karn's rule) and wire bytes; the highest PSN logged.
+  struct SentPacket {
+    uint32_t psn;
+    Time at;
+    uint32_t bytes;
+  };
+  std::deque<SentPacket> sent_log;
+  uint32_t sent_hi = 0;
+  bool sent_any = false;
+  uint32_t ce_since_ack = 0;  // responder, DCTCP: CE-marked requests since our last ACK
 
   // iWARP NICs: the QP's TCP connection and DDP/RDMAP state (sim/nic/iwarp.h), from RTR.
   std::unique_ptr<iwarp::Conn> tcp;
@@ -369,8 +381,10 @@ struct Hca::Impl {
   void paced_sent(Qp& qp, RdmaPacket& p);     // a request left: advance the pacer
   void notify_congestion(Qp& qp, const RdmaPacket& p);  // NP: a CE-marked packet arrived
   void receive_cnp(const RdmaPacket& p);          // RP: a CNP arrived
-  void cc_ack(Qp& qp, const RdmaPacket& ack);     // RP: an ACK's INT echo (HPCC)
+  void cc_ack(Qp& qp, const RdmaPacket& ack);     // RP: a positive ACK (INT echo, samples)
   void echo_int(RdmaPacket& ack) const;           // NP: the ACK echoes rx_pkt's INT
+  void stamp_ack(Qp& qp, RdmaPacket& ack);        // NP: ack_delay and ce_echo (TIMELY..DCTCP)
+  void log_sent(Qp& qp, const RdmaPacket& p);     // RP: a request's send time (TIMELY..DCTCP)
 
   // --- responder.cpp ---
   void handle_request(Qp& qp, RdmaPacket& p);

@@ -33,7 +33,7 @@ class Hpcc final : public CongestionControl {
   Rate current_rate() const override;
   Rate target_rate() const override;
   double alpha() const override { return u_; }  // the normalized inflight U
-  double window_bytes() const { return w_; }
+  double window_bytes() const override { return w_; }
 
  private:
   double measure_inflight(const std::vector<net::IntHop>& hops);

@@ -111,6 +111,14 @@ struct RdmaPacket final : net::Packet {
   // HPCC: an ACK's copy of the INT hops of the data packet it acknowledges (the HPCC
   // simulator carries them in a header after the BTH; sized into the ACK, see finish_packet).
   std::vector<net::IntHop> int_echo;
+  // Simulator-only timestamps and echoes for the delay- and ECN-window algorithms (TIMELY,
+  // Swift, DCTCP; see cc_hooks.cpp). nic_rx_at: when the packet reached the receiving NIC's
+  // port. On an ACK: ack_delay, the responder's time from the acknowledged packet's arrival
+  // to this ACK's send (-1: unknown; Swift's remote NIC timestamps), and ce_echo, how many
+  // of the packets it covers arrived CE-marked (DCTCP's ECN echo).
+  Time nic_rx_at = 0;
+  Time ack_delay = -1;
+  uint32_t ce_echo = 0;
   // PCIe on: the time this packet's payload has been read from host memory by DMA (the
   // NIC does not send it before). 0: nothing to wait for.
   Time dma_ready = 0;

@@ -77,6 +77,7 @@ void Hca::Impl::send_ack(Qp& qp, uint8_t syndrome, uint32_t psn) {
   p->aeth = {syndrome, qp.msn & 0xffffff};
   finish_packet(*p);
   echo_int(*p);
+  stamp_ack(qp, *p);
   if ((syndrome >> 5) == 0) counters.acks_sent++;
   else if ((syndrome >> 5) == 1) counters.rnr_naks_sent++;
   else counters.naks_sent++;

@@ -90,7 +90,71 @@ static void read_hpcc(ConfigReader& r, const json& j, const std::string& path, n
                                                 1e6, "a time in us > 0"));
 }
 
-// "cc": {"algorithm": "none"|"dcqcn"|"hpcc", "hpcc": {...}, "preset": "paper"|"vendor"|"hpcc", "increase":
+// Readers of the per-algorithm objects' values: a time in us > 0, a rate in Mb/s > 0.
+static void time_us_key(ConfigReader& r, const json& j, const std::string& path, const char* key, Time& t) {
+  t = from_ns_double(1000.0 * r.number(j, key, path, to_us(t), 0, true, 1e6, "a time in us > 0"));
+}
+static void rate_mbps_key(ConfigReader& r, const json& j, const std::string& path, const char* key, Rate& v) {
+  v = Rate::mbps(r.number(j, key, path, static_cast<double>(v.bps) / 1e6, 0, true, 1e7, "a rate in Mb/s > 0"));
+}
+
+// "timely": {"alpha", "beta", "t_low_us", "t_high_us", "min_rtt_us", "delta_mbps", "hai_after",
+// "hai_factor", "min_rate_mbps"} (nic::TimelyParams).
+static void read_timely(ConfigReader& r, const json& j, const std::string& path, nic::TimelyParams& t) {
+  if (!r.object(j, path, {"alpha", "beta", "t_low_us", "t_high_us", "min_rtt_us", "delta_mbps",
+                          "hai_after", "hai_factor", "min_rate_mbps"}))
+    return;
+  t.alpha = r.number(j, "alpha", path, t.alpha, 0, true, 1, "an EWMA weight in (0, 1]");
+  t.beta = r.number(j, "beta", path, t.beta, 0, true, 1, "a decrease factor in (0, 1]");
+  time_us_key(r, j, path, "t_low_us", t.t_low);
+  time_us_key(r, j, path, "t_high_us", t.t_high);
+  time_us_key(r, j, path, "min_rtt_us", t.min_rtt);
+  rate_mbps_key(r, j, path, "delta_mbps", t.delta);
+  t.hai_after = static_cast<uint32_t>(r.integer(j, "hai_after", path, t.hai_after, 0, 1000, "a count 0..1000"));
+  t.hai_factor = static_cast<uint32_t>(r.integer(j, "hai_factor", path, t.hai_factor, 1, 1000, "a factor 1..1000"));
+  rate_mbps_key(r, j, path, "min_rate_mbps", t.min_rate);
+  if (t.t_high <= t.t_low)
+    r.error(join(path, "t_high_us"), json(to_us(t.t_high)), "is not above t_low_us", "T_high > T_low");
+}
+
+// "swift": {"ai", "beta", "max_mdf", "base_target_us", "hop_scale_us", "hops", "fs_range_factor",
+// "fs_min_cwnd", "fs_max_cwnd", "endpoint_target_us", "min_cwnd", "max_cwnd", "base_rtt_us"}.
+static void read_swift(ConfigReader& r, const json& j, const std::string& path, nic::SwiftParams& w) {
+  if (!r.object(j, path, {"ai", "beta", "max_mdf", "base_target_us", "hop_scale_us", "hops",
+                          "fs_range_factor", "fs_min_cwnd", "fs_max_cwnd", "endpoint_target_us",
+                          "min_cwnd", "max_cwnd", "base_rtt_us"}))
+    return;
+  w.ai = r.number(j, "ai", path, w.ai, 0, true, 1e6, "packets per RTT > 0");
+  w.beta = r.number(j, "beta", path, w.beta, 0, true, 1, "a gain in (0, 1]");
+  w.max_mdf = r.number(j, "max_mdf", path, w.max_mdf, 0, true, 1, "a fraction in (0, 1]");
+  time_us_key(r, j, path, "base_target_us", w.base_target);
+  w.hop_scale = from_ns_double(1000.0 * r.number(j, "hop_scale_us", path, to_us(w.hop_scale), 0, false,
+                                                 1e6, "a time in us >= 0"));
+  w.hops = static_cast<uint32_t>(r.integer(j, "hops", path, w.hops, 0, 64, "a hop count 0..64"));
+  w.fs_range_factor = r.number(j, "fs_range_factor", path, w.fs_range_factor, 0, false, 1e3,
+                               "a multiple of base_target >= 0");
+  w.fs_min_cwnd = r.number(j, "fs_min_cwnd", path, w.fs_min_cwnd, 0, true, 1e6, "packets > 0");
+  w.fs_max_cwnd = r.number(j, "fs_max_cwnd", path, w.fs_max_cwnd, 0, true, 1e6, "packets > 0");
+  time_us_key(r, j, path, "endpoint_target_us", w.endpoint_target);
+  w.min_cwnd = r.number(j, "min_cwnd", path, w.min_cwnd, 0, true, 1e6, "packets > 0");
+  w.max_cwnd = r.number(j, "max_cwnd", path, w.max_cwnd, 0, true, 1e9, "packets > 0");
+  time_us_key(r, j, path, "base_rtt_us", w.base_rtt);
+  if (w.fs_max_cwnd <= w.fs_min_cwnd)
+    r.error(join(path, "fs_max_cwnd"), json(w.fs_max_cwnd), "is not above fs_min_cwnd", "fs_max_cwnd > fs_min_cwnd");
+  if (w.max_cwnd < w.min_cwnd)
+    r.error(join(path, "max_cwnd"), json(w.max_cwnd), "is below min_cwnd", "max_cwnd >= min_cwnd");
+}
+
+// "dctcp": {"g", "initial_alpha", "base_rtt_us", "min_rate_mbps"} (nic::DctcpParams).
+static void read_dctcp(ConfigReader& r, const json& j, const std::string& path, nic::DctcpParams& d) {
+  if (!r.object(j, path, {"g", "initial_alpha", "base_rtt_us", "min_rate_mbps"})) return;
+  d.g = r.number(j, "g", path, d.g, 0, true, 1, "a gain in (0, 1]");
+  d.initial_alpha = r.number(j, "initial_alpha", path, d.initial_alpha, 0, false, 1, "alpha in [0, 1]");
+  time_us_key(r, j, path, "base_rtt_us", d.base_rtt);
+  rate_mbps_key(r, j, path, "min_rate_mbps", d.min_rate);
+}
+
+// "cc": {"algorithm": "none"|"dcqcn"|"hpcc"|"timely"|"swift"|"dctcp", "hpcc": {...}, "preset": "paper"|"vendor"|"hpcc", "increase":
 // "paper"|"timer", "clamp_target", DCQCN parameters...}.
 // The preset (if any) sets every parameter first; the other keys then override it.
 static void read_cc(ConfigReader& r, const json& j, const std::string& path, nic::CcConfig& cc) {
@@ -98,17 +162,25 @@ static void read_cc(ConfigReader& r, const json& j, const std::string& path, nic
                           "rate_timer_us", "byte_counter_bytes", "fast_recovery_steps",
                           "ai_rate_mbps", "hai_rate_mbps", "min_rate_mbps",
                           "rate_reduce_period_us", "cnp_interval_us", "cnp_priority",
-                          "cnp_dscp", "max_samples", "increase", "clamp_target", "hpcc"}))
+                          "cnp_dscp", "max_samples", "increase", "clamp_target", "hpcc",
+                          "timely", "swift", "dctcp"}))
     return;
-  const char* kAlgorithms = "\"none\", \"dcqcn\" or \"hpcc\"";
+  const char* kAlgorithms =
+      "\"none\", \"dcqcn\", \"hpcc\", \"timely\", \"swift\" or \"dctcp\"";
   const std::string algo = r.string(j, "algorithm", path, nic::cc_algorithm_name(cc.algorithm),
                                     kAlgorithms);
   if (algo == "none") cc.algorithm = nic::CcAlgorithm::None;
   else if (algo == "dcqcn") cc.algorithm = nic::CcAlgorithm::Dcqcn;
   else if (algo == "hpcc") cc.algorithm = nic::CcAlgorithm::Hpcc;
+  else if (algo == "timely") cc.algorithm = nic::CcAlgorithm::Timely;
+  else if (algo == "swift") cc.algorithm = nic::CcAlgorithm::Swift;
+  else if (algo == "dctcp") cc.algorithm = nic::CcAlgorithm::Dctcp;
   else r.error(join(path, "algorithm"), json(algo), "is not a congestion control algorithm",
                kAlgorithms);
   if (j.contains("hpcc")) read_hpcc(r, j["hpcc"], join(path, "hpcc"), cc.hpcc);
+  if (j.contains("timely")) read_timely(r, j["timely"], join(path, "timely"), cc.timely);
+  if (j.contains("swift")) read_swift(r, j["swift"], join(path, "swift"), cc.swift);
+  if (j.contains("dctcp")) read_dctcp(r, j["dctcp"], join(path, "dctcp"), cc.dctcp);
   if (j.contains("preset")) {
     const char* presets = "\"paper\", \"vendor\" or \"hpcc\"";
     const std::string preset = r.string(j, "preset", path, std::nullopt, presets);

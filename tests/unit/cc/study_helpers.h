@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -56,6 +57,39 @@ inline void check_fair_share(const StudyResult& r, double fair) {
     sum += gbps;
   }
   CHECK(sum >= 0.9 * 2 * fair);  // and the port stays busy
+}
+
+// The observed port's queue (bytes, all classes) per sample in [from, to).
+inline std::vector<uint64_t> queue_bytes(const StudyResult& r, Time from, Time to) {
+  REQUIRE(r.queues.size() == 1);
+  const PortSeries& s = r.queues[0];
+  std::vector<uint64_t> out;
+  for (size_t i = 0; i < s.samples.size(); ++i) {
+    const Time t = s.start + static_cast<Time>(i) * s.interval;
+    if (t < from || t >= to) continue;
+    uint64_t q = 0;
+    for (uint32_t c : s.samples[i]) q += c;
+    out.push_back(q);
+  }
+  return out;
+}
+
+inline double mean_bytes(const std::vector<uint64_t>& v) {
+  double s = 0;
+  for (uint64_t x : v) s += static_cast<double>(x);
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+// Each flow's goodput (Gb/s) over the 100 us bins [from_bin, to_bin).
+inline std::vector<double> goodputs(const StudyResult& r, size_t from_bin, size_t to_bin) {
+  std::vector<double> out;
+  for (const FlowResult& f : r.flows) {
+    REQUIRE(f.rx_bins.size() >= to_bin);
+    uint64_t bytes = 0;
+    for (size_t b = from_bin; b < to_bin; ++b) bytes += f.rx_bins[b];
+    out.push_back(static_cast<double>(bytes) * 8 / (static_cast<double>(to_bin - from_bin) * 100e-6) / 1e9);
+  }
+  return out;
 }
 
 }  // namespace rdmasim::study::cc_test
