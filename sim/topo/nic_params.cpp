@@ -114,7 +114,8 @@ static void read_timely(ConfigReader& r, const json& j, const std::string& path,
   t.hai_factor = static_cast<uint32_t>(r.integer(j, "hai_factor", path, t.hai_factor, 1, 1000, "a factor 1..1000"));
   rate_mbps_key(r, j, path, "min_rate_mbps", t.min_rate);
   if (t.t_high <= t.t_low)
-    r.error(join(path, "t_high_us"), json(to_us(t.t_high)), "is not above t_low_us", "T_high > T_low");
+    r.error(join(path, "t_high_us"), j.contains("t_high_us") ? j["t_high_us"] : json(to_us(t.t_high)),
+            "is not above t_low_us", "T_high > T_low");
 }
 
 // "swift": {"ai", "beta", "max_mdf", "base_target_us", "hop_scale_us", "hops", "fs_range_factor",

@@ -47,8 +47,8 @@ TEST_CASE("cc config: default none; fabric-wide preset; per-NIC override") {
 
 TEST_CASE("cc config: errors name the path and the value") {
   json j = base();
-  j["nic"] = {{"cc", {{"algorithm", "timely"}}}};
-  CHECK(error_of(j).find("fabric.nic.cc.algorithm: \"timely\" is not a congestion control algorithm") !=
+  j["nic"] = {{"cc", {{"algorithm", "bbr"}}}};
+  CHECK(error_of(j).find("fabric.nic.cc.algorithm: \"bbr\" is not a congestion control algorithm") !=
         std::string::npos);
   j["nic"] = {{"cc", {{"algorithm", "dcqcn"}, {"preset", "fast"}}}};
   CHECK(error_of(j).find("fabric.nic.cc.preset: \"fast\" is not a DCQCN preset") != std::string::npos);
@@ -100,6 +100,38 @@ TEST_CASE("cc config: hpcc and its parameters; bad values name the path") {
   j["nic"] = {{"cc", {{"algorithm", "hpcc"}}}};
   j["link_layer"] = "ib";
   CHECK(error_of(j).find("\"hpcc\" is RoCEv2 congestion control") != std::string::npos);
+}
+
+TEST_CASE("cc config: timely, swift and dctcp with their parameters; bad values name the path") {
+  json j = base();
+  j["nic"] = {{"cc", {{"algorithm", "timely"}, {"timely", {{"t_low_us", 10}, {"t_high_us", 30}}}}}};
+  nic::CcConfig c = parse_fabric(j).nics[0].nic.hca.cc;
+  CHECK(c.algorithm == nic::CcAlgorithm::Timely);
+  CHECK(c.timely.t_low == us(10));
+  CHECK(c.timely.t_high == us(30));
+  CHECK(c.timely.beta == 0.8);               // the defaults: TIMELY's published values
+  CHECK(c.timely.alpha == 0.875);
+  CHECK(c.timely.delta == Rate::mbps(10));
+  j["nic"] = {{"cc", {{"algorithm", "swift"}, {"swift", {{"base_target_us", 5}, {"hops", 1}}}}}};
+  c = parse_fabric(j).nics[0].nic.hca.cc;
+  CHECK(c.algorithm == nic::CcAlgorithm::Swift);
+  CHECK(c.swift.base_target == us(5));
+  CHECK(c.swift.hops == 1);
+  CHECK(c.swift.max_mdf == 0.5);
+  j["nic"] = {{"cc", {{"algorithm", "dctcp"}, {"dctcp", {{"base_rtt_us", 5.3}}}}}};
+  c = parse_fabric(j).nics[0].nic.hca.cc;
+  CHECK(c.algorithm == nic::CcAlgorithm::Dctcp);
+  CHECK(c.dctcp.g == 1.0 / 16);              // the DCTCP paper's g
+  CHECK(c.dctcp.base_rtt == ns(5300));
+  j["nic"] = {{"cc", {{"algorithm", "timely"}, {"timely", {{"t_low_us", 50}, {"t_high_us", 40}}}}}};
+  CHECK(error_of(j).find("fabric.nic.cc.timely.t_high_us: 40 is not above t_low_us") != std::string::npos);
+  j["nic"] = {{"cc", {{"algorithm", "swift"}, {"swift", {{"beta", 2}}}}}};
+  CHECK(error_of(j).find("fabric.nic.cc.swift.beta") != std::string::npos);
+  j["nic"] = {{"cc", {{"algorithm", "dctcp"}, {"dctcp", {{"k_kb", 32}}}}}};
+  CHECK(error_of(j).find("fabric.nic.cc.dctcp.k_kb") != std::string::npos);  // K is the switch's
+  j["nic"] = {{"cc", {{"algorithm", "swift"}}}};
+  j["link_layer"] = "ib";
+  CHECK(error_of(j).find("\"swift\" is RoCEv2 congestion control") != std::string::npos);
 }
 
 }  // namespace
