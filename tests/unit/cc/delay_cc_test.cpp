@@ -3,9 +3,10 @@
 // port (the second from 2 ms) converge to the fair share, and a 15:1 incast of 2,000,000 B
 // per sender, beside DCQCN on the same fabric (dcqcn_incast_hpcc.json).
 //
-// The fabric (all studies): 100 Gb/s links of 1 us, a 200 ns switch, 4096 B MTU, so a data
-// packet is 4096 + 78 = 4174 B on the wire (333.9 ns), and the base RTT from handing a
-// packet to the NIC's port to handling its ACK is 4 x 1 us + 2 x 0.2 us + 2 x 333.9 ns of
+// The fabric (all studies): 100 Gb/s links of 1 us, a 200 ns switch, 4096 B MTU, so a full
+// data packet is 4096 + 44 + 38 = 4178 B on the wire (IPv4, UDP, BTH, ICRC; Ethernet header,
+// FCS, preamble and gap: configs/README.md), 334.24 ns, and the base RTT from handing a
+// packet to the NIC's port to handling its ACK is 4 x 1 us + 2 x 0.2 us + 2 x 334.24 ns of
 // data serialization + 2 x 100 ns NIC receive + ~13 ns for the ACK's serialization = 5.28 us,
 // of which 0.2 us in the NICs (Swift's endpoint delay): a base fabric delay of 5.08 us.
 #include <doctest/doctest.h>
@@ -23,11 +24,11 @@ namespace {
 
 using namespace cc_test;
 
-constexpr double kPacket = 4096 + 78;         // wire bytes of a data packet
+constexpr double kPacket = 4096 + 82;         // wire bytes of a full data packet
 constexpr double kPortBytesPerSec = 100e9 / 8;
 constexpr double kBaseRtt = 5.28e-6;
 constexpr double kBaseFabric = 5.08e-6;
-// Fair share of the port's payload rate: 100 x 4096 / 4174 / 2 = 49.07 Gb/s.
+// Fair share of the port's payload rate: 100 x 4096 / 4178 / 2 = 49.02 Gb/s.
 constexpr double kFair = 100.0 * 4096 / kPacket / 2;
 
 // The queue samples cover the first 10 ms (the study's series cap); flows converge by 4 ms.
@@ -41,8 +42,8 @@ std::vector<uint64_t> incast_queue(const StudyResult& r) {
   return queue_bytes(r, ms(1), last_finish(r) - us(100));
 }
 
-// Line-rate bound of the incast: 15 x 2,000,000 B in 489 packets of 78 B overhead each.
-const double kIncastLineMs = 15.0 * (2'000'000 + 489 * 78) * 8 / 100e9 * 1e3;  // 2.446 ms
+// Line-rate bound of the incast: 15 x 2,000,000 B in 489 packets of at least 82 B overhead.
+const double kIncastLineMs = 15.0 * (2'000'000 + 489 * 82) * 8 / 100e9 * 1e3;  // 2.448 ms
 
 double incast_ms(const StudyResult& r) { return to_seconds(last_finish(r)) * 1e3; }
 
@@ -77,8 +78,8 @@ TEST_CASE("swift 2-flow convergence: fair share, queue at the flow-scaled target
   check_fair_share(r, kFair);
   // The fixed point of section 3.1: each flow's fabric delay d equals its target 5 us + 1 hop
   // x 1 us + clamp(a / sqrt(w) + b, 0, 25 us) with a = 25 us / (1/sqrt(0.1) - 1/sqrt(100)),
-  // b = -a / 10, at the window w = 50 Gb/s x (d + 0.2 us) / 4174 B. Iterated: d = 7.58 us,
-  // w = 11.6 packets; the queue is (d - 5.08 us) x 12.5 GB/s = 31,200 B.
+  // b = -a / 10, at the window w = 50 Gb/s x (d + 0.2 us) / 4178 B. Iterated: d = 7.58 us,
+  // w = 11.6 packets; the queue is (d - 5.08 us) x 12.5 GB/s = 31,214 B.
   const double a = 25e-6 / (1 / std::sqrt(0.1) - 1 / std::sqrt(100.0)), b = -a / 10;
   double d = 8e-6;
   for (int i = 0; i < 200; ++i) {
@@ -101,8 +102,8 @@ struct DctcpBand {
 };
 DctcpBand dctcp_band(double n) {
   const double bdp = kPortBytesPerSec * kBaseRtt / kPacket;  // 15.8 packets
-  const double k = 32768 / kPacket;                          // K = 32 KiB = 7.85 packets
-  // The paper's guidance K > C x RTT / 7 holds: 7.85 > 2.26.
+  const double k = 32768 / kPacket;                          // K = 32 KiB = 7.84 packets
+  // The paper's guidance K > C x RTT / 7 holds: 7.84 > 2.26.
   CHECK(k > bdp / 7);
   const double q_max = k + n, amp = 0.5 * std::sqrt(2 * n * (bdp + k));
   return {(q_max - amp) * kPacket, q_max * kPacket};
@@ -113,7 +114,7 @@ TEST_CASE("dctcp 2-flow convergence: fair share, queue in the paper's K + N sawt
   REQUIRE(r.ok);
   CHECK(drops(r) == 0);
   check_fair_share(r, kFair);
-  // N = 2: Q_max = 7.85 + 2 = 9.85 packets = 41,116 B, A = 4.86 packets: Q_min = 20,812 B.
+  // N = 2: Q_max = 7.84 + 2 = 9.84 packets = 41,124 B, A = 4.86 packets: Q_min = 20,810 B.
   const DctcpBand band = dctcp_band(2);
   const auto q = converged_queue(r);
   MESSAGE("queue 4..10 ms: mean " << mean_bytes(q) << " B (band " << band.q_min << ".." << band.q_max
@@ -146,7 +147,7 @@ TEST_CASE("timely, swift, dctcp 15:1 incast: lossless, no slower than DCQCN, bou
       // = 324,000 B (15 flows at ~2 packets each sit at a target of ~10.7 us: 70 KB).
       CHECK(mean_bytes(q) <= (31e-6 - kBaseFabric) * kPortBytesPerSec);
     } else {
-      // N = 15: Q_max = 7.85 + 15 = 22.85 packets = 95,378 B, Q_min = 39,773 B.
+      // N = 15: Q_max = 7.84 + 15 = 22.84 packets = 95,438 B, Q_min = 39,806 B.
       const DctcpBand band = dctcp_band(15);
       CHECK(mean_bytes(q) >= band.q_min);
       CHECK(mean_bytes(q) <= band.q_max);
