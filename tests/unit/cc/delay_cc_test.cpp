@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "lib/study/study.h"
 #include "tests/unit/cc/study_helpers.h"
 
@@ -54,6 +56,25 @@ double dcqcn_incast_ms() {
     return incast_ms(d);
   }();
   return v;
+}
+
+TEST_CASE("ack samples: the RTT of a lone 4096 B WRITE is the path's delays and serializations") {
+  nlohmann::json j = load("swift_converge.json");
+  j["flows"] = nlohmann::json::parse(R"([{"name": "one", "src": "s1", "dst": "r", "bytes": 4096,
+                                          "message_bytes": 4096}])");
+  const StudyResult r = run(j);
+  REQUIRE(r.ok);
+  const nlohmann::json& cc = r.counters["hcas"]["s1/mlx5_0"]["cc"];
+  REQUIRE(cc.size() == 1);
+  // WRITE ONLY: 4096 + 82 + 16 (RETH) = 4194 B, 335.52 ns at 100 Gb/s, serialized by the NIC
+  // and the switch; the ACK (AETH: 14 + 20 + 8 + 12 + 4 + 4 + 4 + 20 = 86 B) 6.88 ns twice;
+  // 4 x 1 us of links, 2 x 200 ns of switch, 2 x 100 ns of NIC receive: 5.2848 us.
+  const double rtt_us = 4 + 0.4 + 2 * 4194 * 8 / 100e3 + 2 * 86 * 8 / 100e3 + 0.2;
+  CHECK(cc[0]["rtt_us"].get<double>() == doctest::Approx(rtt_us).epsilon(1e-9));
+  // The first sample sets Swift's window to 100 Gb/s x 5.3 us / 4194 B = 15.80 packets and
+  // adds ai / cwnd (the fabric delay, 5.08 us, is under the 6 us + scaling target).
+  const double w0 = 100e9 * 5.3e-6 / 8 / 4194;
+  CHECK(cc[0]["alpha"].get<double>() == doctest::Approx(w0 + 1 / w0));
 }
 
 TEST_CASE("timely 2-flow convergence: fair share, queueing delay below T_high") {
