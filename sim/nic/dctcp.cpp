@@ -2,6 +2,7 @@
 #include "sim/nic/dctcp.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace rdmasim::nic {
 namespace {
@@ -22,6 +23,7 @@ Dctcp::Dctcp(Engine& engine, const DctcpParams& p, Rate line, uint32_t max_sampl
       rtt_(p.base_rtt),
       max_samples_(max_samples) {
   record(engine_.now(), current_rate(), target_rate(), alpha_, max_samples_);
+  recorded_rate_ = static_cast<double>(current_rate().bps);
 }
 
 Rate Dctcp::current_rate() const {
@@ -31,7 +33,7 @@ Rate Dctcp::current_rate() const {
 
 void Dctcp::on_ack_sample(const AckSample& s) {
   if (s.rtt > 0) rtt_ = s.rtt;
-  const double before = cwnd_, alpha_before = alpha_;
+  const double before = cwnd_;
   const double bytes = static_cast<double>(s.acked_bytes);
   const double marked =
       s.acked_packets ? bytes * std::min(1.0, static_cast<double>(s.ce_packets) / s.acked_packets) : 0;
@@ -59,8 +61,13 @@ void Dctcp::on_ack_sample(const AckSample& s) {
   cwnd_ = std::clamp(cwnd_, static_cast<double>(p_.min_rate.bps) * t / 8.0, line_ * t / 8.0);
   if (cwnd_ < before) stats_.rate_cuts++;
   else if (cwnd_ > before) stats_.rate_increases++;
-  if (cwnd_ != before || alpha_ != alpha_before)
+  // The series: every cut, and otherwise a point once the rate has moved 1% of the line rate
+  // since the last one (one per ACK would fill max_samples within milliseconds).
+  const double rate = static_cast<double>(current_rate().bps);
+  if (cwnd_ < before || (cwnd_ != before && std::abs(rate - recorded_rate_) >= 0.01 * line_)) {
     record(engine_.now(), current_rate(), target_rate(), alpha_, max_samples_);
+    recorded_rate_ = rate;
+  }
 }
 
 }  // namespace rdmasim::nic

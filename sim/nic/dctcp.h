@@ -43,6 +43,7 @@ class Dctcp final : public CongestionControl {
   double acked_ = 0, marked_ = 0;  // bytes of the current window
   uint32_t window_end_ = 0, cwr_end_ = 0;
   bool have_window_end_ = false, in_cwr_ = false;
+  double recorded_rate_ = 0;     // bits/s of the series' last point
   uint32_t max_samples_;
 };
 

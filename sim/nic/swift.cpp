@@ -12,6 +12,7 @@ Swift::Swift(Engine& engine, const SwiftParams& p, Rate line, uint32_t max_sampl
   fs_a_ = fs_range_ / (1.0 / std::sqrt(p_.fs_min_cwnd) - 1.0 / std::sqrt(p_.fs_max_cwnd));
   fs_b_ = -fs_a_ / std::sqrt(p_.fs_max_cwnd);
   record(engine_.now(), current_rate(), target_rate(), 0, max_samples_);
+  recorded_rate_ = line_;
 }
 
 Rate Swift::current_rate() const {
@@ -57,7 +58,13 @@ void Swift::on_ack_sample(const AckSample& s) {
   const double after = cwnd();
   if (after < before) stats_.rate_cuts++;
   else if (after > before) stats_.rate_increases++;
-  if (after != before) record(now, current_rate(), target_rate(), after, max_samples_);
+  // The series: every decrease, and an increase once the rate has moved 1% of the line rate
+  // since the last point (one per ACK would fill max_samples within milliseconds).
+  const double rate = static_cast<double>(current_rate().bps);
+  if (after < before || (after > before && std::abs(rate - recorded_rate_) >= 0.01 * line_)) {
+    record(now, current_rate(), target_rate(), after, max_samples_);
+    recorded_rate_ = rate;
+  }
 }
 
 }  // namespace rdmasim::nic

@@ -60,6 +60,7 @@ class Swift final : public CongestionControl {
   double pkt_bytes_ = 0;         // mean wire bytes per acknowledged packet
   uint64_t bytes_seen_ = 0, packets_seen_ = 0;
   Time rtt_ = 0;                 // last sample; 0 before the first
+  double recorded_rate_ = 0;     // bits/s of the series' last point
   uint32_t max_samples_;
 };
 
