@@ -147,6 +147,10 @@ class CmAgent {
   cm::Message reply_to(const Id& id, cm::Attr attr) const;
   Key listener_for(size_t nic, uint32_t ps, uint16_t port_net) const;
   Key by_remote(size_t nic, size_t from, uint32_t remote_comm_id) const;
+  // A new passive id under `listener` (in the listener's client, on its channel), for a
+  // request that reached `nic` from `from`, with these addresses; in state ReqRcvd.
+  std::pair<Key, Id&> passive_child(Key listener, size_t nic, size_t from, const ipc::CmEndpoint& src,
+                                    const ipc::CmEndpoint& dst);
   uint32_t new_comm_id(Key k);
   uint32_t ip_of(size_t nic) const;  // the IPv4 address (network order) rdma_cm names a NIC by
 

@@ -81,6 +81,25 @@ CmAgent::Key CmAgent::by_remote(size_t nic, size_t from, uint32_t remote_comm_id
   return Key{};
 }
 
+std::pair<CmAgent::Key, CmAgent::Id&> CmAgent::passive_child(Key listener, size_t nic, size_t from,
+                                                            const ipc::CmEndpoint& src,
+                                                            const ipc::CmEndpoint& dst) {
+  Client& lc = *clients_.at(listener.first);
+  const Id& l = ids_.at(listener);
+  const Key ck{listener.first, lc.next_handle++};
+  Id& c = ids_[ck];
+  c.channel = l.channel;
+  c.ps = l.ps;
+  c.qp_type = l.qp_type;
+  c.state = State::ReqRcvd;
+  c.nic = nic;
+  c.peer_nic = from;
+  c.src = src;
+  c.dst = dst;
+  c.listen_handle = listener.second;
+  return {ck, c};
+}
+
 // A message of `attr` from id to its peer, addressed by the communication IDs.
 cm::Message CmAgent::reply_to(const Id& id, cm::Attr attr) const {
   cm::Message m;
@@ -220,22 +239,9 @@ void CmAgent::on_req(size_t nic, size_t from, const cm::Message& m) {
     transmit(nic, from, rej);
     return;
   }
-  Client& lc = *clients_.at(listener.first);
-  const Id& l = ids_.at(listener);
-  const Key ck{listener.first, lc.next_handle++};
-  Id child;
-  child.channel = l.channel;
-  child.ps = l.ps;
-  child.qp_type = l.qp_type;
-  child.state = State::ReqRcvd;
-  child.nic = nic;
-  child.peer_nic = from;
-  child.src = {ip->dst_ip, port, 0};
-  child.dst = {ip->src_ip, ip->src_port, 0};
-  child.remote_comm_id = m.local_comm_id;
-  child.listen_handle = listener.second;
-  child.peer_qpn = m.qpn;
-  Id& c = ids_[ck] = child;
+  auto [ck, c] = passive_child(listener, nic, from, {ip->dst_ip, port, 0}, {ip->src_ip, ip->src_port, 0});
+  c.remote_comm_id = m.local_comm_id;
+  c.peer_qpn = m.qpn;
   c.comm_id = new_comm_id(ck);
   // The passive side sees the request from its own side (the kernel's cma_set_req_event_data:
   // the REQ's initiator depth is the responder's resources and vice versa).
@@ -271,21 +277,8 @@ void CmAgent::on_sidr_req(size_t nic, size_t from, const cm::Message& m) {
     transmit(nic, from, rep);
     return;
   }
-  Client& lc = *clients_.at(listener.first);
-  const Id& l = ids_.at(listener);
-  const Key ck{listener.first, lc.next_handle++};
-  Id child;
-  child.channel = l.channel;
-  child.ps = l.ps;
-  child.qp_type = l.qp_type;
-  child.state = State::ReqRcvd;
-  child.nic = nic;
-  child.peer_nic = from;
-  child.src = {ip->dst_ip, port, 0};
-  child.dst = {ip->src_ip, ip->src_port, 0};
-  child.remote_comm_id = m.local_comm_id;  // the request ID, echoed by the SIDR REP
-  child.listen_handle = listener.second;
-  ids_[ck] = child;
+  auto [ck, c] = passive_child(listener, nic, from, {ip->dst_ip, port, 0}, {ip->src_ip, ip->src_port, 0});
+  c.remote_comm_id = m.local_comm_id;  // the request ID, echoed by the SIDR REP
   ipc::CmConnParam p{};
   p.qkey = kUdpQkey;
   private_to(m, cm::kIpHeaderBytes, &p);

@@ -259,28 +259,16 @@ void CmAgent::iw_on_request(size_t nic, size_t from, const Seg& s) {
     if (half != iw_half_open_.end()) iw_half_open_.erase(half);
     return;
   }
-  Client& lc = *clients_.at(listener.first);
-  const Id& l = ids_.at(listener);
-  const Key ck{listener.first, lc.next_handle++};
-  Id child;
-  child.channel = l.channel;
-  child.ps = l.ps;
-  child.qp_type = l.qp_type;
-  child.state = State::ReqRcvd;
-  child.nic = nic;
-  child.peer_nic = from;
-  child.src = {ip_of(nic), htons(s.local_port), 0};
-  child.dst = {ip_of(from), htons(s.peer_port), 0};
-  child.listen_handle = listener.second;
-  child.tcp.lport = s.local_port;
-  child.tcp.rport = s.peer_port;
-  child.tcp.iss = half->second.first;
-  child.tcp.irs = half->second.second;
-  child.tcp.snd_nxt = child.tcp.iss + 1;
-  child.tcp.rcv_nxt = s.seq + s.len();
-  child.tcp.synced = true;
+  auto [ck, c] = passive_child(listener, nic, from, {ip_of(nic), htons(s.local_port), 0},
+                               {ip_of(from), htons(s.peer_port), 0});
+  c.tcp.lport = s.local_port;
+  c.tcp.rport = s.peer_port;
+  c.tcp.iss = half->second.first;
+  c.tcp.irs = half->second.second;
+  c.tcp.snd_nxt = c.tcp.iss + 1;
+  c.tcp.rcv_nxt = s.seq + s.len();
+  c.tcp.synced = true;
   iw_half_open_.erase(half);
-  Id& c = ids_[ck] = child;
   // MPA revision 1 carries no IRD/ORD: the event offers the device's read depth, as
   // iw_cxgb4 does for an MPA v1 peer.
   ipc::QueryDeviceResp dev{};

@@ -19,27 +19,6 @@ namespace {
 using nlohmann::json;
 using namespace cc_test;
 
-// The observed port's queue (bytes, all classes) per sample from `from` to `to`.
-std::vector<uint64_t> queue(const StudyResult& r, Time from, Time to) {
-  REQUIRE(r.queues.size() == 1);
-  const PortSeries& s = r.queues[0];
-  std::vector<uint64_t> out;
-  for (size_t i = 0; i < s.samples.size(); ++i) {
-    const Time t = s.start + static_cast<Time>(i) * s.interval;
-    if (t < from || t >= to) continue;
-    uint64_t q = 0;
-    for (uint32_t c : s.samples[i]) q += c;
-    out.push_back(q);
-  }
-  return out;
-}
-
-double mean(const std::vector<uint64_t>& v) {
-  double s = 0;
-  for (uint64_t x : v) s += static_cast<double>(x);
-  return v.empty() ? 0 : s / static_cast<double>(v.size());
-}
-
 TEST_CASE("hpcc 15:1 incast: the queue held near zero, far below DCQCN's on the same fabric") {
   const StudyResult h = run(load("hpcc_incast.json"));
   REQUIRE(h.ok);
@@ -47,13 +26,13 @@ TEST_CASE("hpcc 15:1 incast: the queue held near zero, far below DCQCN's on the 
   REQUIRE(d.ok);
   const double h_ms = to_seconds(last_finish(h)) * 1e3;
   const double d_ms = to_seconds(last_finish(d)) * 1e3;
-  const std::vector<uint64_t> hq = queue(h, 0, last_finish(h));
-  const std::vector<uint64_t> dq = queue(d, 0, last_finish(d));
+  const std::vector<uint64_t> hq = queue_bytes(h, 0, last_finish(h));
+  const std::vector<uint64_t> dq = queue_bytes(d, 0, last_finish(d));
   const uint64_t h_peak = *std::max_element(hq.begin(), hq.end());
   MESSAGE("last FCT: hpcc " << h_ms << " ms, dcqcn " << d_ms << " ms");
   MESSAGE("queue peak: hpcc " << h_peak << " B, dcqcn " << *std::max_element(dq.begin(), dq.end()));
-  MESSAGE("queue mean 0.2 ms..end: hpcc " << mean(queue(h, us(200), last_finish(h))) << " B, dcqcn "
-                                         << mean(queue(d, us(200), last_finish(d))) << " B");
+  MESSAGE("queue mean 0.2 ms..end: hpcc " << mean_bytes(queue_bytes(h, us(200), last_finish(h))) << " B, dcqcn "
+                                         << mean_bytes(queue_bytes(d, us(200), last_finish(d))) << " B");
   CHECK(drops(h) == 0);  // PFC: lossless
   CHECK(drops(d) == 0);
   // Lower bound: all 30 MB cross one 100 Gb/s port; each flow is 489 packets, each with 78 B
@@ -69,8 +48,8 @@ TEST_CASE("hpcc 15:1 incast: the queue held near zero, far below DCQCN's on the 
   // meet at most one from each of the 15 senders at the port: 15 x 4216 B = 63,240 B.
   // DCQCN only slows down on marks, which begin at Kmin = 400 KB: its queue stays above it,
   // and HPCC's is at most a tenth of it (the paper's Fig. 9: near zero vs a standing queue).
-  const double h_mean = mean(queue(h, us(200), last_finish(h)));
-  const double d_mean = mean(queue(d, us(200), last_finish(d)));
+  const double h_mean = mean_bytes(queue_bytes(h, us(200), last_finish(h)));
+  const double d_mean = mean_bytes(queue_bytes(d, us(200), last_finish(d)));
   CHECK(h_mean <= 15.0 * 4216);
   CHECK(d_mean >= 400.0 * 1024);
   CHECK(h_mean * 10 <= d_mean);
@@ -89,7 +68,7 @@ TEST_CASE("hpcc 2-flow convergence: fair share of eta x the port") {
   check_fair_share(r, fair);
   // Most of the run sits at U ~ eta: the queue of the shared port stays below one BDP
   // (100 Gb/s x T = 100e9 x 5.3e-6 / 8 = 66,250 B) on average while both run.
-  CHECK(mean(queue(r, ms(4), ms(16))) <= 100e9 * 5.3e-6 / 8);
+  CHECK(mean_bytes(queue_bytes(r, ms(4), ms(16))) <= 100e9 * 5.3e-6 / 8);
 }
 
 }  // namespace
