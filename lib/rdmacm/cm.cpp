@@ -424,18 +424,30 @@ int rdma_disconnect(rdma_cm_id* cm_id) {
 
 int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
   if (!channel || !event) return fail(EINVAL);
-  auto* ch = reinterpret_cast<rdmacm::Channel*>(channel);
+  // The channel's fd and handle, copied: another thread may destroy the channel (and free
+  // `channel`) while this one waits, as rping's main thread does to its CM thread at exit.
+  const int fd = reinterpret_cast<rdmacm::Channel*>(channel)->ch.fd;
+  const uint32_t handle = reinterpret_cast<rdmacm::Channel*>(channel)->handle;
   for (;;) {
     uint64_t n = 0;
     // In a fiber, a blocking wait is the host's: virtual time moves until an event is queued
     // (a read() here would block the whole run).
-    if (backend::Waiter* w = Cm::get().waiter(); w && !(fcntl(ch->ch.fd, F_GETFL) & O_NONBLOCK))
-      w->wait_readable(ch->ch.fd);
+    backend::Waiter* w = Cm::get().waiter();
+    const bool blocking = !(fcntl(fd, F_GETFL) & O_NONBLOCK);
+    if (w && blocking) w->wait_readable(fd);
     // One count per queued event (EFD_SEMAPHORE); blocks unless the program set O_NONBLOCK.
-    if (read(ch->ch.fd, &n, sizeof n) != static_cast<ssize_t>(sizeof n)) return -1;
-    ipc::HandleReq req{ch->handle};
+    if (read(fd, &n, sizeof n) != static_cast<ssize_t>(sizeof n)) return -1;
+    ipc::HandleReq req{handle};
     ipc::CmEventResp r{};
-    if (int rc = Cm::get().call(ipc::Op::CmGetEvent, &req, sizeof req, &r, sizeof r)) return fail(rc);
+    if (int rc = Cm::get().call(ipc::Op::CmGetEvent, &req, sizeof req, &r, sizeof r)) {
+      // The channel was destroyed between the wake-up and the fetch. The kernel's rdma_cm
+      // drops a destroyed channel's events, and a thread blocked in read() on it stays
+      // blocked until the process ends; so does this one (outside a fiber), rather than
+      // failing a call that, on a real device, would never have returned.
+      if (rc == ENOENT && blocking && !w)
+        for (;;) pause();
+      return fail(rc);
+    }
     auto* e = new rdmacm::Event{};
     e->ev.event = static_cast<rdma_cm_event_type>(r.event);
     e->ev.status = r.status;
