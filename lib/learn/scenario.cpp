@@ -13,6 +13,7 @@
 #include "sim/nic/rdma_packet.h"
 #include "sim/topo/fabric.h"
 #include "sim/topo/fabric_spec.h"
+#include "sim/topo/rx_tap.h"
 #include "sim/trace/capture.h"
 #include "sim/trace/encode.h"
 
@@ -53,21 +54,6 @@ class DmaMemory final : public MemorySpace {
   LocalMemory inner_;
 };
 
-class Runner;
-
-// Between a NIC's port and its HCA: counts each flow's payload as it arrives.
-class RxTap final : public net::Node {
- public:
-  RxTap(Runner& r, size_t nic) : runner_(r), nic_(nic) {}
-  void set_hca(Hca* h) { hca_ = h; }
-  void receive(net::PacketPtr pkt, int port) override;
-
- private:
-  Runner& runner_;
-  size_t nic_;
-  Hca* hca_ = nullptr;
-};
-
 struct FlowState {
   Hca* req = nullptr;
   uint32_t req_qp = 0, lkey = 0, rkey = 0;
@@ -86,9 +72,8 @@ class Runner {
     fabric_ = topo::Fabric::build(engine_, spec_.fabric);
     const auto& nics = fabric_->nics();
     for (size_t i = 0; i < nics.size(); ++i) {
-      taps_.push_back(std::make_unique<RxTap>(*this, i));
       hcas_.push_back(std::make_unique<Hca>(engine_, nics[i].hca, fabric_->nic_port(i)));
-      taps_.back()->set_hca(hcas_.back().get());
+      taps_.push_back(std::make_unique<topo::RxTap<Runner>>(*this, i, *hcas_.back()));
       topo::attach_hca(*fabric_, i, *hcas_.back(), taps_.back().get());
       uint32_t pd = 0;
       ok(hcas_.back()->alloc_pd(&pd), "alloc_pd");
@@ -315,7 +300,7 @@ class Runner {
   Engine engine_;
   std::unique_ptr<topo::Fabric> fabric_;
   DmaMemory mem_;
-  std::vector<std::unique_ptr<RxTap>> taps_;
+  std::vector<std::unique_ptr<topo::RxTap<Runner>>> taps_;
   std::vector<std::unique_ptr<Hca>> hcas_;   // destroyed before the fabric (declared after)
   std::vector<std::unique_ptr<trace::LinkCapture>> captures_;
   std::unique_ptr<trace::Timeline> timeline_;   // after the captures: it chains to their taps
@@ -327,11 +312,6 @@ class Runner {
   size_t finished_ = 0;
   ScenarioResult res_;
 };
-
-void RxTap::receive(net::PacketPtr pkt, int port) {
-  runner_.on_rx(nic_, *pkt);
-  hca_->receive(std::move(pkt), port);
-}
 
 }  // namespace
 

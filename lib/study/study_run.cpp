@@ -20,6 +20,7 @@
 #include "sim/nic/rdma_packet.h"
 #include "sim/topo/fabric.h"
 #include "sim/topo/fabric_spec.h"
+#include "sim/topo/rx_tap.h"
 #include "sim/topo/routing.h"
 #include "sim/trace/timeline.h"
 
@@ -89,21 +90,6 @@ PathInfo path_info(const topo::FabricSpec& fs, const topo::RouteTable& rt, size_
   return p;
 }
 
-class Runner;
-
-// Sits between a NIC's host port and its HCA: times each flow's payload arrivals.
-class RxTap final : public net::Node {
- public:
-  RxTap(Runner& r, size_t nic) : runner_(r), nic_(nic) {}
-  void set_hca(Hca* h) { hca_ = h; }
-  void receive(net::PacketPtr pkt, int port) override;
-
- private:
-  Runner& runner_;
-  size_t nic_;
-  Hca* hca_ = nullptr;
-};
-
 struct FlowRun {
   const FlowSpec* spec = nullptr;
   FlowResult* res = nullptr;
@@ -137,9 +123,8 @@ class Runner {
     for (const FlowSpec& f : spec_.flows) bytes_total_ += f.bytes;
     taps_.reserve(nics.size());
     for (size_t i = 0; i < nics.size(); ++i) {
-      taps_.push_back(std::make_unique<RxTap>(*this, i));
       hcas_.push_back(std::make_unique<Hca>(engine_, nics[i].hca, fabric_->nic_port(i)));
-      taps_.back()->set_hca(hcas_.back().get());
+      taps_.push_back(std::make_unique<topo::RxTap<Runner>>(*this, i, *hcas_.back()));
       topo::attach_hca(*fabric_, i, *hcas_.back(), taps_.back().get());
       uint32_t pd = 0;
       hca_ok(hcas_.back()->alloc_pd(&pd), "alloc_pd");
@@ -602,7 +587,7 @@ class Runner {
   std::vector<std::unique_ptr<PortWatch>> watches_;   // outlive the fabric's ports (declared before)
   std::unique_ptr<topo::Fabric> fabric_;
   TimingMemory mem_;
-  std::vector<std::unique_ptr<RxTap>> taps_;
+  std::vector<std::unique_ptr<topo::RxTap<Runner>>> taps_;
   std::vector<std::unique_ptr<Hca>> hcas_;   // destroyed before the fabric (declared after)
   std::unique_ptr<trace::TimelineFile> timeline_;   // --timeline; goes before the HCAs
   std::vector<uint32_t> pds_;
@@ -616,11 +601,6 @@ class Runner {
   bool progress_shown_ = false;
   StudyResult res_;
 };
-
-void RxTap::receive(net::PacketPtr pkt, int port) {
-  runner_.on_rx(nic_, *pkt);
-  hca_->receive(std::move(pkt), port);
-}
 
 }  // namespace
 
