@@ -53,7 +53,7 @@ Daemon::Daemon(const nlohmann::json& config, DaemonOptions options)
   else if (!fabric_->trace().pcap_dir.empty())
     capture_ = std::make_unique<trace::Capture>(*fabric_, fabric_->trace().pcap_dir, fabric_->trace().ports);
   if (capture_)
-    spdlog::info("rdmasim: capturing {} ports into {}", capture_->files().size(),
+    spdlog::info("rdmasim: capturing {} ports (both directions of each link) into {}", capture_->files().size(),
                  opts_.pcap_dir.empty() ? fabric_->trace().pcap_dir : opts_.pcap_dir);
   if (!opts_.timeline.empty()) {
     std::vector<nic::Hca*> hs;
@@ -88,7 +88,7 @@ Daemon::~Daemon() {
     timeline_.reset();
   }
   if (capture_) {
-    spdlog::info("rdmasim: wrote {} packets into {} capture files ({} not capturable)",
+    spdlog::info("rdmasim: wrote {} records into {} capture files ({} packets not capturable)",
                  capture_->packets(), capture_->files().size(), capture_->not_captured());
     capture_.reset();  // flushes and closes the files, detaches the taps
   }

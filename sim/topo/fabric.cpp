@@ -1,6 +1,8 @@
 // The Fabric built from a FabricSpec: host ports, switches, link directions, routes.
 #include "sim/topo/fabric.h"
 
+#include <unordered_map>
+
 #include <nlohmann/json.hpp>
 
 #include "sim/net/host_port.h"
@@ -155,6 +157,15 @@ class BuiltFabric : public Fabric {
       for (size_t p = 0; p < sw->num_ports(); ++p)
         out.push_back({sw->name() + "_port" + std::to_string(p), sw->name() + "/" + std::to_string(p),
                        true, &sw->port(static_cast<int>(p))});
+    std::unordered_map<const net::EgressPort*, net::EgressPort*> peer;
+    for (size_t l = 0; l < spec_.links.size(); ++l) {
+      net::EgressPort* a = &egress(spec_.links[l].a, link_ports_[l].first);
+      net::EgressPort* b = &egress(spec_.links[l].b, link_ports_[l].second);
+      peer[a] = b;
+      peer[b] = a;
+    }
+    for (FabricPort& fp : out)
+      if (const auto it = peer.find(fp.egress); it != peer.end()) fp.peer = it->second;
     return out;
   }
 

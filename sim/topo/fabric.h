@@ -76,6 +76,9 @@ struct FabricPort {
   std::string name;        // as in counters(): "server/mlx5_0", "sw0/1"
   bool is_switch = false;
   net::EgressPort* egress = nullptr;
+  // The egress port at the other end of the same link: what it sends, this port's end
+  // receives. Null for a port on no link.
+  net::EgressPort* peer = nullptr;
 };
 
 class Fabric {
@@ -100,7 +103,8 @@ class Fabric {
   virtual uint64_t seed() const = 0;
 
   virtual net::LinkLayer link_layer() const = 0;
-  // Every egress port: NIC ports in nics() order, then switch ports in switch, port order.
+  // Every egress port, with its link's other end: NIC ports in nics() order, then switch
+  // ports in switch, port order.
   virtual std::vector<FabricPort> egress_ports() = 0;
   // The config's "trace" settings (capture off when pcap_dir is empty).
   virtual const TraceConfig& trace() const = 0;

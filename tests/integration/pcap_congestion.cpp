@@ -89,10 +89,15 @@ TEST_CASE("pcap_congestion: a congested DCQCN + PFC run, captured") {
   };
   std::fprintf(out, "CNP_DESTS='%s,0x%06x %s,0x%06x'\n", ip(nics[0].address).c_str(), qpn[0],
                ip(nics[1].address).c_str(), qpn[1]);
-  // Switch ports follow link order: 0 -> s1, 1 -> s2, 2 -> r. Data runs in class 0.
-  for (int p = 0; p < 3; ++p)
-    std::fprintf(out, "PAUSES_%d=%llu\n", p,
-                 static_cast<unsigned long long>(c["sw0/" + std::to_string(p)]["pauses_sent"].get<uint64_t>()));
+  std::fprintf(out, "R_IP=%s\n", ip(nics[2].address).c_str());
+  // Switch ports follow link order: 0 -> s1, 1 -> s2, 2 -> r, so switch port p and NIC p are
+  // the two ends of link p. Data runs in class 0.
+  for (int p = 0; p < 3; ++p) {
+    const std::string nic = nics[p].host + "/" + nics[p].device;
+    std::fprintf(out, "PAUSES_%d=%llu\nNIC_PAUSES_%d=%llu\n", p,
+                 static_cast<unsigned long long>(c["sw0/" + std::to_string(p)]["pauses_sent"].get<uint64_t>()), p,
+                 static_cast<unsigned long long>(c[nic]["pauses_sent"].get<uint64_t>()));
+  }
   std::fclose(out);
   // The run is congested as intended: both mechanisms fired.
   CHECK(r.counters().cnps_sent > 0);

@@ -6,9 +6,10 @@
 # captures the ports that key selects (configs/README.md, "Packet capture"): an
 # ibv_rc_pingpong pair runs through it, once with "ports": "hosts" and once with the
 # default ("all"). The files named after the ports must appear, and only those; tshark must
-# decode them as RoCEv2 (UDP 4791, BTH) with no malformed packet or expert warning; the
-# client's 20 requests (below) must be in its NIC's file and, with the same PSNs, in the file
-# of the switch port toward the server.
+# decode them as RoCEv2 (UDP 4791, BTH) with no malformed packet or expert warning, each
+# holding both directions of its port's link (frames from both hosts); the client's 20
+# requests (below) must be in its NIC's file and, with the same PSNs, in the file of the
+# switch port toward the server.
 set -u
 rdmasim=$1; run_pair=$2; default_cfg=$3
 command -v tshark >/dev/null || { echo "tshark not installed: skipped"; exit 77; }
@@ -46,12 +47,15 @@ run() {  # run NAME PORT TRACE_JSON EXPECTED_FILES
     [ "$n" -gt 0 ] || { echo "FAIL: $name: $(basename "$f"): no BTH decoded"; fail=1; }
     expect "$name: $(basename "$f"): every frame is RoCEv2 (UDP 4791, BTH)" \
       "$(ts -r "$f" -Y '!(udp.dstport == 4791 && infiniband.bth)' | wc -l)" 0
+    expect "$name: $(basename "$f"): both directions (IP sources)" \
+      "$(fields "$f" -e ip.src | tr ' ' '\n' | sort -u | tr '\n' ' ' | sed 's/ $//')" "127.0.1.1 127.0.1.2"
   done
-  # Client requests (SEND first..only, opcodes 0..4): 5 iterations of 4096 bytes at
-  # pingpong's default 1024-byte path MTU = 5 x 4 = 20 packets.
+  # Client requests (SEND first..only, opcodes 0..4, from the client's address; the file
+  # also holds the server's): 5 iterations of 4096 bytes at pingpong's default 1024-byte
+  # path MTU = 5 x 4 = 20 packets.
   local c=$pd/client_mlx5_0.pcap
   local psns
-  psns=$(fields "$c" -Y 'infiniband.bth.opcode <= 4' -e infiniband.bth.psn)
+  psns=$(fields "$c" -Y 'infiniband.bth.opcode <= 4 && ip.src == 127.0.1.2' -e infiniband.bth.psn)
   expect "$name: client requests in client_mlx5_0.pcap" "$(echo "$psns" | wc -w)" 20
   if [ -f "$pd/sw0_port0.pcap" ]; then
     expect "$name: the same requests leave sw0 port 0 toward the server" \

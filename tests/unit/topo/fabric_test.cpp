@@ -171,3 +171,20 @@ TEST_CASE("fabric: IB delivers through credit flow control and returns credits")
   CHECK(c["sw0/0"]["tx_packets"] == 100);        // a credit update per packet released
   CHECK(c["client/mlx5_0"]["tx_packets"] == 100); // the client's credits back to the switch
 }
+
+TEST_CASE("fabric: each egress port's peer is the port at the other end of its link") {
+  Engine e;
+  auto f = topo::Fabric::build(e, topo::default_fabric_config());
+  const auto ports = f->egress_ports();
+  // default.json: links server-sw0 then client-sw0, so sw0's port 0 faces the server and
+  // port 1 the client; egress_ports() lists the NICs first, then sw0/0 and sw0/1.
+  REQUIRE(ports.size() == 4);
+  CHECK(ports[0].name == "server/mlx5_0");
+  CHECK(ports[2].name == "sw0/0");
+  CHECK(ports[0].peer == ports[2].egress);
+  CHECK(ports[2].peer == ports[0].egress);
+  CHECK(ports[1].name == "client/mlx5_0");
+  CHECK(ports[3].name == "sw0/1");
+  CHECK(ports[1].peer == ports[3].egress);
+  CHECK(ports[3].peer == ports[1].egress);
+}
