@@ -48,6 +48,9 @@ void EventRouter::deliver(uint32_t client, uint32_t cq_handle, const nic::Comple
   cq.prod++;
   cq.ring.header()->producer.store(cq.prod, std::memory_order_release);
   stats_.cqes_written++;
+  // The other half of req_notify_cq's fence: the CQE is visible before `armed` is read,
+  // so a client that armed and then polled either sees this CQE or gets an event.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   // Arm: 1 = any completion, 2 = solicited only: ibv_req_notify_cq(3) — the next
   // solicited receive completion or any completion with an error (IBTA 11.4.2.2).
   uint32_t armed = cq.ctl->armed.load(std::memory_order_acquire);

@@ -232,7 +232,8 @@ struct Cqe {
 
 // CQ ring header extension: the arm state lives in the ring's shared memory after the
 // ring itself. The client sets `armed` to 1 (any) or 2 (solicited only); the daemon
-// clears it when it raises the event.
+// clears it when it raises the event. Both sides fence (seq_cst) between their store and
+// their load — arm then poll, CQE then read `armed` — or an event can be lost.
 struct CqControl {
   alignas(kCacheLine) std::atomic<uint32_t> armed{0};
   std::atomic<uint32_t> overrun{0};      // set by the daemon when the ring overflowed

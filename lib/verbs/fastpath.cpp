@@ -488,6 +488,12 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
 int req_notify_cq(ibv_cq* cq, int solicited_only) {
   Cq& c = *Cq::from(cq);
   c.control->armed.store(solicited_only ? 2 : 1, std::memory_order_release);
+  // Store-load ordering against the daemon's side (EventRouter::deliver writes the CQE,
+  // then reads `armed`): without both fences the arm can sit in this core's store buffer
+  // while the next ibv_poll_cq reads the old producer, and the daemon reads the old
+  // `armed`: no CQE seen, no event sent, and a program blocked in ibv_get_cq_event waits
+  // forever (seen: ibv_rc_pingpong -e hung about 1 run in 30).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   return 0;
 }
 
