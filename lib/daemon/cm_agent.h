@@ -189,6 +189,10 @@ class CmAgent {
   // iWARP: half-open connections (SYN answered, no MPA Request yet) by (nic, peer nic,
   // local port, peer port): ISS and IRS.
   std::map<std::tuple<size_t, size_t, uint16_t, uint16_t>, std::pair<uint32_t, uint32_t>> iw_half_open_;
+  // iWARP: connections whose id was destroyed after its FIN went (iw_cm's destroy in
+  // CLOSING does not abort): the sequence number after our FIN, until the peer's FIN (ACKed)
+  // or RST ends it. Same key as iw_half_open_.
+  std::map<std::tuple<size_t, size_t, uint16_t, uint16_t>, uint32_t> iw_closing_;
   uint32_t iss_count_ = 0;
   CmCounters counters_;
   std::function<void(uint32_t client)> on_event_;

@@ -16,7 +16,9 @@
 // repeated SYN gets the SYN-ACK again, a repeated Request the Reply again. The QPs' TCP
 // connections continue the CM's sequence numbers (nic::Hca::iwarp_bind_stream).
 // rdma_disconnect sends a FIN (resent until the peer's FIN answers it); a destroyed id or a
-// departing client aborts with a RST. Both give the peer DISCONNECTED. Statuses are the
+// departing client aborts with a RST, unless its FIN already went (then the peer's FIN is
+// ACKed without the id, as the kernel's iw_cm leaves a closing endpoint to finish). Both
+// give the peer DISCONNECTED. Statuses are the
 // kernel cma_iw_handler's: -ECONNREFUSED and -ECONNRESET -> REJECTED, -ETIMEDOUT ->
 // UNREACHABLE. UD has no iWARP connection: rdma_connect says EOPNOTSUPP.
 #include <arpa/inet.h>
@@ -176,6 +178,21 @@ void CmAgent::on_iw(size_t nic, const Seg& s) {
   }
   if (k == Key{}) {
     if (s.mpa == Seg::Mpa::Request) return iw_on_request(nic, from, s);
+    if (auto c = iw_closing_.find({nic, from, s.local_port, s.peer_port}); c != iw_closing_.end()) {
+      // Our FIN went before the id was destroyed: the peer's FIN is ACKed (TIME-WAIT), a
+      // RST just ends it; anything else (the peer's last data, ACKs) is absorbed.
+      if (s.flags & nic::kTcpFin) {
+        Seg ack;
+        ack.local_port = s.local_port;
+        ack.peer_port = s.peer_port;
+        ack.seq = c->second;
+        ack.ack = s.seq + s.len() + 1;
+        ack.flags = nic::kTcpAck;
+        iw_transmit(nic, from, ack);
+      }
+      if (s.flags & (nic::kTcpFin | nic::kTcpRst)) iw_closing_.erase(c);
+      return;
+    }
     if (s.flags & nic::kTcpRst) {
       iw_half_open_.erase({nic, from, s.local_port, s.peer_port});
       return;
@@ -422,10 +439,14 @@ void CmAgent::iw_leave(Id& id) {
     case State::Connected:
     case State::RepSent:
     case State::RepRcvd:
-    case State::DreqSent:
       // An id destroyed with its connection open aborts it (iw_cm's destroy: RST).
       if (id.tcp.lport)
         iw_transmit(id.nic, id.peer_nic, iw_segment(id, nic::kTcpRst | nic::kTcpAck, iw_sync(id)));
+      break;
+    case State::DreqSent:
+      // rdma_disconnect already sent our FIN: iw_cm's destroy in CLOSING does not abort,
+      // the close completes without the id when the peer's FIN comes.
+      if (id.tcp.lport) iw_closing_[{id.nic, id.peer_nic, id.tcp.lport, id.tcp.rport}] = iw_sync(id) + 1;
       break;
     case State::DreqRcvd:  // the peer closed: our FIN completes the close
       iw_transmit(id.nic, id.peer_nic, iw_segment(id, nic::kTcpFin | nic::kTcpAck, iw_sync(id)));
