@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -116,6 +117,28 @@ Id* Cm::find(uint32_t handle) {
   for (Id* id : ids_)
     if (id->handle == handle) return id;
   return nullptr;
+}
+
+void Cm::reported(Id* id) {
+  std::lock_guard<std::mutex> lk(ev_mu_);
+  id->events_reported++;
+}
+
+void Cm::acked(uint32_t handle) {
+  Id* id = find(handle);
+  if (!id) return;
+  std::lock_guard<std::mutex> lk(ev_mu_);
+  id->events_acked++;
+  ev_cv_.notify_all();
+}
+
+void Cm::wait_acked(Id* id) {
+  // A real process waits for ever; here a thread of the same process acks within moments,
+  // so the wait is bounded (a program that never acks gets its destroy after 2 s, not a
+  // hang). In a fiber nothing else runs while this one waits: no wait at all.
+  if (host_) return;
+  std::unique_lock<std::mutex> lk(ev_mu_);
+  ev_cv_.wait_for(lk, std::chrono::seconds(2), [id] { return id->events_acked >= id->events_reported; });
 }
 
 namespace {
@@ -316,6 +339,7 @@ int rdma_destroy_id(rdma_cm_id* cm_id) {
   Id* id = of(cm_id);
   ipc::CmIdReq r{id->handle, 0};
   int rc = Cm::get().call(ipc::Op::CmDestroyId, &r, sizeof r);
+  Cm::get().wait_acked(id);
   Cm::get().remove(id);
   if (id->sync) rdma_destroy_event_channel(cm_id->channel);
   delete id;
@@ -498,6 +522,9 @@ int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
     else
       rdmacm::fill_conn(e, r.param);
     id->id.event = &e->ev;
+    Id* counted = e->ev.listen_id ? of(e->ev.listen_id) : id;
+    e->counted = counted->handle;
+    Cm::get().reported(counted);
     *event = &e->ev;
     return 0;
   }
@@ -507,6 +534,7 @@ int rdma_ack_cm_event(rdma_cm_event* event) {
   if (!event) return fail(EINVAL);
   auto* e = reinterpret_cast<rdmacm::Event*>(event);
   if (event->id && event->id->event == event) event->id->event = nullptr;
+  if (e->counted) Cm::get().acked(e->counted);
   delete e;
   return 0;
 }

@@ -8,6 +8,7 @@
 
 #include <rdma/rdma_cma.h>
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -36,12 +37,16 @@ struct Id {
   uint8_t responder_resources = 0, initiator_depth = 0, retry = 7, rnr_retry = 7;
   bool own_cqs = false;
   bool has_qp_attr = false;     // rdma_create_ep on a listener: children get this QP
+  // Events handed to the program on this id (a CONNECT_REQUEST counts on its listener, as
+  // librdmacm counts it) and acked; guarded by Cm's event lock (Cm::reported/acked).
+  uint32_t events_reported = 0, events_acked = 0;
   ibv_qp_init_attr qp_attr{};
   ibv_pd* ep_pd = nullptr;
 };
 
 struct Event {
   rdma_cm_event ev;       // first
+  uint32_t counted = 0;   // the handle of the id whose events_reported counts this event
   uint8_t private_data[ipc::kCmPrivateData];
 };
 
@@ -63,6 +68,11 @@ class Cm {
   void add(Id* id);
   void remove(Id* id);
   Id* find(uint32_t handle);
+  // rdma_destroy_id waits until every event reported on the id is acked, as librdmacm
+  // does (so a program's CM thread is done with the id's last event before it goes).
+  void reported(Id* id);
+  void acked(uint32_t handle);
+  void wait_acked(Id* id);
   // In-process: what a blocking wait goes through (nullptr under the daemon).
   backend::Waiter* waiter() const { return host_; }
   // A connection's starting PSN (24 bits): random under the daemon, as the kernel's CM
@@ -74,6 +84,8 @@ class Cm {
   explicit Cm(backend::InprocHost* host) : host_(host) {}
 
   std::mutex mu_;
+  std::mutex ev_mu_;                 // events_reported / events_acked of every id
+  std::condition_variable ev_cv_;
   bool ready_ = false;
   backend::InprocHost* host_ = nullptr;
   std::unique_ptr<backend::DaemonClient> own_client_;   // in-process: the simcall channel
