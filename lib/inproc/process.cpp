@@ -177,6 +177,7 @@ int Process::compute(uint64_t nanoseconds) {
   if (nanoseconds == 0) return 0;
   if (nanoseconds > static_cast<uint64_t>(kTimeNever / kNanosecond)) return EINVAL;
   delay_ = ns(static_cast<int64_t>(nanoseconds));
+  cpu_.run(0, "compute", now(), delay_);
   waiting_in_ = "rdmasim_compute";
   suspend(Wait::Timer);
   return 0;

@@ -14,6 +14,7 @@
 #include "lib/inproc/loader.h"
 #include "sim/core/engine.h"
 #include "sim/core/time.h"
+#include "sim/host/cpu.h"
 
 namespace rdmasim::daemon {
 struct Client;
@@ -89,6 +90,10 @@ class Process final : public backend::InprocHost {
   int get_rc_ = 0;
   const char* waiting_in_ = "";     // the verb it waits in, for reports
   bool ended_ = false;
+  // Its core's busy time by cause: "poll" (empty polls, spin loops included), "compute"
+  // (rdmasim_compute). Waiting in a blocking call (a CQ event, rdma_get_cm_event, an oob
+  // get or barrier) costs nothing: the process sleeps.
+  host::Cpu cpu_{1};
 
  private:
   void suspend(Wait w) {

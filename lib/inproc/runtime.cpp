@@ -142,6 +142,7 @@ void Runtime::poll_wait(Process& p) {
   Process* q = &p;
   if (!spinning) {
     p.wait_ = Wait::Timer;
+    p.cpu_.run(0, "poll", engine_.now(), opts_.empty_poll_cost);
     engine_.schedule_in(opts_.empty_poll_cost, [this, q] { make_ready(*q); });
     return;
   }
@@ -149,6 +150,7 @@ void Runtime::poll_wait(Process& p) {
   p.spin_start_ = engine_.now();
   p.spin_timer_ = engine_.schedule_in(opts_.empty_poll_cost * opts_.spin_cap, [this, q] {
     q->spin_timer_ = {};
+    q->cpu_.run(0, "poll", q->spin_start_, opts_.empty_poll_cost * opts_.spin_cap);
     make_ready(*q);
   });
 }
@@ -159,6 +161,7 @@ void Runtime::end_spin(Process& p) {
   p.spin_timer_ = {};
   const Time cost = opts_.empty_poll_cost;
   const Time polls = std::max<Time>(1, (engine_.now() - p.spin_start_ + cost - 1) / cost);
+  p.cpu_.run(0, "poll", p.spin_start_, polls * cost);
   p.wait_ = Wait::Timer;
   Process* q = &p;
   engine_.schedule_at(p.spin_start_ + polls * cost, [this, q] { make_ready(*q); });
@@ -254,6 +257,7 @@ void Runtime::finish(Process& p) {
   --live_;
   InstanceResult& r = results_[static_cast<size_t>(p.rank())];
   r.end = engine_.now();
+  r.cpu_busy = p.cpu_.by_cause(0);
   const Fiber& f = *p.fiber_;
   if (f.end() == FiberEnd::Returned) {
     r.finished = true;
@@ -277,6 +281,7 @@ void Runtime::end_unfinished(bool time_left) {
     Process& p = *pp;
     if (p.ended_) continue;
     InstanceResult& r = results_[static_cast<size_t>(p.rank())];
+    r.cpu_busy = p.cpu_.by_cause(0);
     r.outcome = std::string("did not finish: ") +
                 (time_left ? "nothing left to happen while it waits in "
                            : "time limit reached while it waits in ") +

@@ -58,6 +58,7 @@ struct InstanceResult {
   int status = 0;                     // rdmasim_main's value when finished
   std::string outcome;                // "exit 0", "exit 3", "crashed: ...", "did not finish: ..."
   Time end = -1;                      // when it returned or crashed
+  std::map<std::string, Time> cpu_busy;  // its core's busy time by cause (Process::cpu_)
 };
 
 // One line a program wrote to its stdout (stream 1) or stderr (2), at virtual time `at`.

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,8 @@ struct ProgramResult {
   int status = 0;
   std::string outcome;          // "exit 0", "exit 3", "crashed: ...", "did not finish: ..."
   Time end = -1;
+  // The host CPU time the program used, by cause ("poll", "compute"; host::Cpu).
+  std::map<std::string, Time> cpu_busy;
 };
 
 // A line a program printed (stream 1 stdout, 2 stderr), at virtual time `at`.

@@ -78,9 +78,17 @@ json flows_json(const StudySpec& spec, const StudyResult& result) {
 
 static json programs_json(const StudyResult& result) {
   json a = json::array();
-  for (const ProgramResult& p : result.programs)
+  for (const ProgramResult& p : result.programs) {
+    json by_cause = json::object();
+    Time busy = 0;
+    for (const auto& [cause, t] : p.cpu_busy) {
+      by_cause[cause] = to_ns(t);
+      busy += t;
+    }
     a.push_back({{"program", p.program}, {"host", p.host}, {"rank", p.rank}, {"ok", p.ok},
-                 {"outcome", p.outcome}, {"end_ns", p.end < 0 ? json(nullptr) : json(to_ns(p.end))}});
+                 {"outcome", p.outcome}, {"end_ns", p.end < 0 ? json(nullptr) : json(to_ns(p.end))},
+                 {"cpu_busy_ns", to_ns(busy)}, {"cpu_busy_ns_by_cause", by_cause}});
+  }
   return a;
 }
 

@@ -543,7 +543,7 @@ class Runner {
     rt.run(spec_.time_limit, [this] { return finished_ == runs_.size(); });
     end_and_drain();   // while the runtime (its processes' verbs objects) still exists
     for (const inproc::InstanceResult& r : rt.results())
-      res_.programs.push_back({r.program, r.host, r.rank, r.ok, r.status, r.outcome, r.end});
+      res_.programs.push_back({r.program, r.host, r.rank, r.ok, r.status, r.outcome, r.end, r.cpu_busy});
     for (const inproc::OutputLine& l : rt.output())
       res_.program_output.push_back({l.at, l.host, l.stream, l.text});
   }

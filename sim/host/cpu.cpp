@@ -11,6 +11,15 @@ Time Cpu::run(uint32_t core, const std::string& cause, Time start, Time duration
   const Time e = s + std::max<Time>(duration, 0);
   free_[core] = e;
   busy_[core][cause] += e - s;
+  if (!recording_) return e;
+  for (auto it = slices_.rbegin(); it != slices_.rend(); ++it) {
+    if (it->core != core) continue;
+    if (it->end == s && it->cause == cause) {
+      it->end = e;
+      return e;
+    }
+    break;
+  }
   slices_.push_back({core, cause, s, e});
   return e;
 }

@@ -35,7 +35,10 @@ class Cpu {
   Time busy(uint32_t core) const;                             // all causes
   Time busy(uint32_t core, const std::string& cause) const;
   Time busy_total() const;
-  // Busy time of `core` that falls inside [from, to).
+  // Keeps the slices of work from now on (off by default: a long run of polls would grow
+  // them without bound); back-to-back slices of one cause on one core are kept as one.
+  void record(bool on) { recording_ = on; }
+  // Busy time of `core` that falls inside [from, to), of the slices recorded.
   Time busy_between(uint32_t core, Time from, Time to) const;
   const std::map<std::string, Time>& by_cause(uint32_t core) const;
   const std::vector<CpuSlice>& slices() const { return slices_; }
@@ -45,6 +48,7 @@ class Cpu {
   std::vector<std::map<std::string, Time>> busy_;
   std::vector<Time> free_ = std::vector<Time>(busy_.size(), 0);
   std::vector<CpuSlice> slices_;
+  bool recording_ = false;
 };
 
 }  // namespace rdmasim::host

@@ -56,7 +56,11 @@ void PcieLink::note(PcieOp op, uint32_t qpn, uint64_t bytes, Time start, Time en
 }
 
 Time PcieLink::mmio_write(Time now, uint32_t bytes, PcieOp op, uint32_t qpn) {
-  const Time left = occupy(down_free_, busy_down_, now, wire_bytes(bytes, config_.tlp_overhead));
+  // Posted writes queue among themselves only; completions queued toward the device (read
+  // data already promised) move back by the write's wire time.
+  const uint64_t wire = wire_bytes(bytes, config_.tlp_overhead);
+  const Time left = occupy(mmio_free_, busy_down_, now, wire);
+  down_free_ = std::max(down_free_, left - tx_time(rate_, wire)) + tx_time(rate_, wire);
   const Time end = left + config_.latency;
   note(op, qpn, bytes, now, end);
   return end;

@@ -2,7 +2,10 @@
 //
 // Each direction is one serial resource of the link's data rate: a transaction's TLPs take
 // their wire bytes (payload plus per-TLP overhead) / rate, after whatever that direction is
-// already carrying, and then the link's one-way latency. A DMA read is a read request
+// already carrying, and then the link's one-way latency. Toward the device, posted writes
+// (the CPU's MMIO) pass queued read completions, as PCIe's ordering rules let them (a
+// doorbell waits for no DMA stream; the completions behind it slip by its wire time). A DMA
+// read is a read request
 // (device -> host), the host's memory access, then completions (host -> device). Posted
 // writes (MMIO doorbells from the CPU; payload and CQE writes from the NIC) complete when
 // their last byte arrives. Nothing here knows what a QP or a verb is: the HCA model
@@ -37,6 +40,9 @@ struct PcieConfig {
   Time host_read = ns(175);      // the root complex answering a read from memory
   uint32_t max_payload = 256;    // bytes per write or completion TLP (MPS)
   uint32_t max_read_request = 512;  // bytes per read request (MRRS)
+  // Payload bytes the NIC keeps requested ahead of the next packet it sends (it reads a
+  // message as it sends it, not all at once; at most 16 packets: sim/nic/pcie_hooks.cpp).
+  uint32_t read_ahead = 16384;
   uint32_t tlp_overhead = 24;    // framing 2 + sequence 2 + LCRC 4 + 4DW header 16 (64-bit address)
   uint32_t cpl_overhead = 20;    // completions: 3DW header 12 + 8
 };
@@ -101,7 +107,8 @@ class PcieLink {
 
   PcieConfig config_;
   Rate rate_;
-  Time up_free_ = 0, down_free_ = 0;   // to host, to device
+  Time up_free_ = 0, down_free_ = 0;   // to host, to device (all traffic)
+  Time mmio_free_ = 0;                 // to device: posted writes only
   Time busy_up_ = 0, busy_down_ = 0;
   uint64_t count_ = 0;
   bool recording_ = false;

@@ -304,6 +304,17 @@ int Hca::destroy_qp(uint32_t qpn) {
   return 0;
 }
 
+namespace {
+// The send WQE posted as `seq`, if it is still queued (recent ones are at the back).
+SendWqe* find_wqe(Qp& qp, uint64_t seq) {
+  for (auto it = qp.sq.rbegin(); it != qp.sq.rend(); ++it) {
+    if (it->seq == seq) return &*it;
+    if (it->seq < seq) break;
+  }
+  return nullptr;
+}
+}  // namespace
+
 int Hca::post_send(uint32_t qpn, const SendWr& wr) {
   auto& im = *impl_;
   auto it = im.qps.find(qpn);
@@ -369,16 +380,28 @@ int Hca::post_send(uint32_t qpn, const SendWr& wr) {
     im.complete_send(qp, flushed, WcStatus::WrFlushErr);
     return 0;
   }
-  // The NIC fetches the WQE after its pipeline latency; then it may go on the wire. With
-  // PCIe, the doorbell, the WQE fetch and the first packet's payload read come first.
-  const Time start = im.pcie.enabled() ? im.pcie_post(qp, qp.sq.back()) - im.engine.now()
-                                        : im.config.wqe_latency;
-  im.later(start, [this, qpn, seq = qp.posted] {
+  // The WQE may go on the wire after the NIC's pipeline latency. With PCIe, the doorbell
+  // and the WQE fetch come first; its payload is read as its packets go (dma_hold).
+  const uint64_t seq = qp.posted;
+  const auto eligible = [this, qpn, seq] {
     auto q = impl_->qps.find(qpn);
     if (q == impl_->qps.end()) return;
-    for (SendWqe& s : q->second->sq)
-      if (s.seq == seq) s.eligible = true;
+    if (SendWqe* s = find_wqe(*q->second, seq)) s->eligible = true;
     impl_->kick(*q->second);
+  };
+  if (!im.pcie.enabled()) {
+    im.later(im.config.wqe_latency, eligible);
+    return 0;
+  }
+  const Time fetched = im.pcie_post(qp, qp.sq.back());
+  im.later(fetched - im.engine.now(), [this, qpn, seq, eligible] {
+    auto q = impl_->qps.find(qpn);
+    if (q == impl_->qps.end()) return;
+    if (SendWqe* s = find_wqe(*q->second, seq)) {
+      s->fetched = true;
+      impl_->pcie_read_ahead(*q->second);
+    }
+    impl_->later(impl_->config.wqe_latency, eligible);
   });
   return 0;
 }

@@ -60,9 +60,9 @@ struct HcaConfig {
   CcConfig cc;
   // The host's PCIe link to this NIC (sim/host/pcie.h). Enabled, a send WQE costs a
   // doorbell MMIO write (or a BlueFlame write of the whole WQE when it is inline and fits
-  // 256 B), a WQE fetch and a payload DMA read before its first packet leaves, and packet k
-  // waits for its bytes; a READ responder reads the bytes by DMA before each response
-  // leaves; received payloads and every CQE are DMA writes, and a completion reaches its
+  // 256 B) and a WQE fetch; its payload is read by DMA a packet at a time, pcie.read_ahead
+  // bytes ahead of the wire, and packet k waits for its bytes; a READ responder reads each
+  // response's bytes the same way; received payloads and every CQE are DMA writes, and a completion reaches its
   // CQ when its CQE write has arrived. Disabled: none of these costs (the model before it).
   host::PcieConfig pcie;
 };

@@ -17,6 +17,7 @@
 // - lkey == rkey. Atomic originals are returned in host byte order.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -120,9 +121,13 @@ struct SendWqe {
   bool failed = false;
   WcStatus status = WcStatus::Success;
   net::Payload data;               // gathered bytes (SEND / WRITE)
-  // PCIe on: the DMA read of the payload (SEND / WRITE, not inline), from the WQE fetch.
+  // PCIe on: the payload (SEND / WRITE, not inline) is read by DMA a packet at a time, at
+  // most kReadRing packets ahead of the wire (pcie_hooks.cpp).
+  static constexpr uint32_t kReadRing = 16;
   bool pcie_read = false;
-  host::DmaRead payload_read;
+  bool fetched = false;       // the NIC has the WQE (its payload reads may start)
+  uint32_t read_pkts = 0;     // packets whose payload read has been issued
+  std::array<Time, kReadRing> read_ready{};  // packet k's bytes are in the NIC at [k % kReadRing]
   uint32_t resp_received = 0; // READ: bytes of response data placed so far
   uint32_t last_psn() const { return psn_add(first_psn, npsn - 1); }
   // BIND_MW / LOCAL_INV: executed by the NIC when the requester reaches them; no packets.
@@ -362,15 +367,19 @@ struct Hca::Impl {
   const AddressVector& tx_av(const Qp& qp) const;
 
   // --- pcie_hooks.cpp: the host's PCIe link (HcaConfig::pcie) ---
-  // post_send: the doorbell (or BlueFlame write), the WQE fetch and the payload read;
-  // returns when the WQE may start (its first packet's bytes are in the NIC).
+  // post_send: the doorbell (or BlueFlame write) and the WQE fetch; returns when the NIC
+  // has the WQE. Marks w.pcie_read when its payload must be read.
   Time pcie_post(const Qp& qp, SendWqe& w);
+  // Issues the payload reads of the packets the QP sends next (READ responses, then the
+  // fetched send WQEs in order) up to the read-ahead window, at the engine's now.
+  void pcie_read_ahead(Qp& qp);
   // True when the QP's next packet waits for its payload DMA (the QP then leaves the round
   // robin and rejoins when the bytes are in).
   bool dma_hold(Qp& qp);
   // Received bytes placed in host memory: a DMA write.
   void pcie_placed(uint32_t qpn, uint64_t bytes);
-  // The responder read `len` bytes for a READ: the DMA read and each response's readiness.
+  // The responder queued READ responses from resp_queue[first_pkt]: each needs its bytes
+  // read from host memory before it goes (pcie_read_ahead issues the reads).
   void pcie_read_response(Qp& qp, uint32_t first_pkt, uint32_t len);
 
   // --- cc_hooks.cpp: congestion control ---

@@ -47,14 +47,45 @@ Time Hca::Impl::pcie_post(const Qp& qp, SendWqe& w) {
     const Time rung = pcie.mmio_write(now, kDoorbellBytes, host::PcieOp::Doorbell, qp.qpn);
     fetched = pcie.dma_read(rung, size, host::PcieOp::WqeFetch, qp.qpn).end();
   }
-  Time ready = fetched + config.wqe_latency;
-  const bool carries = !is_inline && !w.is_read_or_atomic() && !w.is_local_op() && w.length > 0;
-  if (carries) {
-    w.pcie_read = true;
-    w.payload_read = pcie.dma_read(fetched, w.length, host::PcieOp::PayloadRead, qp.qpn);
-    ready = std::max(ready, w.payload_read.ready(std::min(w.length, qp.mtu)));
+  w.pcie_read = !is_inline && !w.is_read_or_atomic() && !w.is_local_op() && w.length > 0;
+  return fetched;
+}
+
+// A NIC reads a message's payload as it sends it: it keeps `read_ahead` bytes (at most
+// kReadRing packets) requested beyond the packet it sends next, across the WQEs it has
+// fetched, so a stream is not held while one message's reads are on the link, and a long
+// message does not book the link for its whole length (which would hold every other
+// transaction of the host behind it). Each packet's bytes are one DMA read, issued now.
+void Hca::Impl::pcie_read_ahead(Qp& qp) {
+  const uint64_t window = pcie.config().read_ahead;
+  uint64_t ahead = 0;
+  uint32_t count = 0;
+  const auto more = [&] { return ahead < window && count < SendWqe::kReadRing; };
+  for (size_t i = 0; i < qp.resp_queue.size() && more(); ++i) {
+    RdmaPacket& p = *qp.resp_queue[i];
+    if (p.dma_wanted) {
+      p.dma_wanted = false;
+      p.dma_ready = pcie.dma_read(engine.now(), p.payload_len, host::PcieOp::PayloadRead, qp.qpn).end();
+    }
+    ahead += p.payload_len;
+    ++count;
   }
-  return ready;
+  for (size_t i = qp.tx_wqe; i < qp.sq.size() && more(); ++i) {
+    SendWqe& w = qp.sq[i];
+    if (!w.fetched) break;  // the NIC has not seen this WQE yet, nor those after it
+    if (!w.pcie_read) continue;
+    const uint32_t pkts = (w.length + qp.mtu - 1) / qp.mtu;
+    for (uint32_t k = i == qp.tx_wqe ? qp.tx_pkt : 0; k < pkts && more(); ++k) {
+      const uint32_t bytes = std::min(qp.mtu, w.length - k * qp.mtu);
+      if (k >= w.read_pkts) {
+        w.read_ready[k % SendWqe::kReadRing] =
+            pcie.dma_read(engine.now(), bytes, host::PcieOp::PayloadRead, qp.qpn).end();
+        w.read_pkts = k + 1;
+      }
+      ahead += bytes;
+      ++count;
+    }
+  }
 }
 
 bool Hca::Impl::dma_hold(Qp& qp) {
@@ -62,15 +93,17 @@ bool Hca::Impl::dma_hold(Qp& qp) {
   // iWARP: only when TCP would take a new FPDU (iwarp_next), never in front of its own
   // segments (unsent data, retransmissions).
   if (qp.tcp && (qp.tcp->aborted || qp.tcp->tcp.can_send() || qp.tcp->tcp.has_unsent())) return false;
+  pcie_read_ahead(qp);
   Time ready = 0;
   if (!qp.resp_queue.empty()) {
     ready = qp.resp_queue.front()->dma_ready;
   } else if (qp.tx_wqe < qp.sq.size()) {
     const SendWqe& w = qp.sq[qp.tx_wqe];
-    if (w.pcie_read && w.eligible) {
-      const uint64_t upto = std::min<uint64_t>(w.length, uint64_t{qp.tx_pkt + 1} * qp.mtu);
-      ready = w.payload_read.ready(upto);
-    }
+    // A packet read more than a ring ago is being sent again (go-back-N): its bytes were
+    // read the first time (a NIC would read them again; not modelled).
+    if (w.pcie_read && w.eligible && qp.tx_pkt < w.read_pkts &&
+        qp.tx_pkt + SendWqe::kReadRing >= w.read_pkts)
+      ready = w.read_ready[qp.tx_pkt % SendWqe::kReadRing];
   }
   if (ready <= engine.now()) return false;
   qp.in_active = false;
@@ -90,15 +123,9 @@ void Hca::Impl::pcie_placed(uint32_t qpn, uint64_t bytes) {
   if (pcie.enabled() && bytes) pcie.dma_write(engine.now(), bytes, host::PcieOp::PayloadWrite, qpn);
 }
 
-void Hca::Impl::pcie_read_response(Qp& qp, uint32_t first_pkt, uint32_t len) {
-  if (!pcie.enabled() || first_pkt >= qp.resp_queue.size()) return;
-  const host::DmaRead r = pcie.dma_read(engine.now(), len, host::PcieOp::PayloadRead, qp.qpn);
-  uint64_t upto = 0;
-  for (size_t i = first_pkt; i < qp.resp_queue.size(); ++i) {
-    RdmaPacket& p = *qp.resp_queue[i];
-    upto += p.payload_len;
-    p.dma_ready = r.ready(upto);
-  }
+void Hca::Impl::pcie_read_response(Qp& qp, uint32_t first_pkt, uint32_t /*len*/) {
+  if (!pcie.enabled()) return;
+  for (size_t i = first_pkt; i < qp.resp_queue.size(); ++i) qp.resp_queue[i]->dma_wanted = true;
 }
 
 }  // namespace rdmasim::nic

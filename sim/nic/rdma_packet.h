@@ -119,8 +119,9 @@ struct RdmaPacket final : net::Packet {
   Time nic_rx_at = 0;
   Time ack_delay = -1;
   uint32_t ce_echo = 0;
-  // PCIe on: the time this packet's payload has been read from host memory by DMA (the
-  // NIC does not send it before). 0: nothing to wait for.
+  // PCIe on (READ responses): the payload must be read from host memory by DMA before the
+  // packet goes; dma_ready is when it has been, once the read is issued (dma_wanted false).
+  bool dma_wanted = false;
   Time dma_ready = 0;
 
 

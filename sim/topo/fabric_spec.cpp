@@ -188,7 +188,8 @@ FabricSpec parse_fabric(const json& config_in) {
 
   const bool ib = spec.link_layer == net::LinkLayer::InfiniBand;
   NicParams nic_defaults;
-  // The host PCIe model is opt-in for now ("pcie": true); see configs/README.md.
+  // Hosts sit on a PCIe link by default ("pcie": false turns it off); see configs/README.md.
+  nic_defaults.hca.pcie.enabled = true;
   if (spec.link_layer == net::LinkLayer::IWarp) {
     nic_defaults.hca.atomics = false;
     nic_defaults.hca.max_qp = kIwarpMaxQp;

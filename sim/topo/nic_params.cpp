@@ -397,7 +397,7 @@ net::HostRxConfig finish_rx(ConfigReader& r, const std::string& path, const NicP
 }
 
 // "pcie": false, true, or {"gen", "lanes", "latency_ns", "host_read_ns", "max_payload",
-// "max_read_request"} (host::PcieConfig; configs/README.md gives the defaults' sources).
+// "max_read_request", "read_ahead"} (host::PcieConfig; configs/README.md gives the defaults' sources).
 static void read_pcie(ConfigReader& r, const json& j, const std::string& path, NicParams& p) {
   const std::string pp = join(path, "pcie");
   const json& e = j["pcie"];
@@ -407,7 +407,7 @@ static void read_pcie(ConfigReader& r, const json& j, const std::string& path, N
     return;
   }
   if (!r.object(e, pp, {"enabled", "gen", "lanes", "latency_ns", "host_read_ns", "max_payload",
-                        "max_read_request"}))
+                        "max_read_request", "read_ahead"}))
     return;
   host::PcieConfig& c = p.hca.pcie;
   c.enabled = r.boolean(e, "enabled", pp, true);
@@ -428,6 +428,8 @@ static void read_pcie(ConfigReader& r, const json& j, const std::string& path, N
     if (v & (v - 1)) r.error(join(pp, key), json(v), "is not a power of two", pow2);
     *field = static_cast<uint32_t>(v);
   }
+  c.read_ahead = static_cast<uint32_t>(r.integer(e, "read_ahead", pp, c.read_ahead, 1, 1 << 20,
+                                                 "payload bytes read ahead of the wire, 1..1048576"));
 }
 
 void read_nic_params(ConfigReader& r, const json& j, const std::string& path, bool ib, NicParams& p) {

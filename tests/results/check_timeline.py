@@ -4,7 +4,7 @@
 Usage: check_timeline.py RDMASIM DEFAULT_FABRIC WORKDIR
 
 The study: the default two-host fabric (configs/default.json: RoCEv2, MTU 4096, client and
-server through sw0) with the hosts' PCIe model on ("nic": {"pcie": true}), one RC WRITE flow
+server through sw0) with the hosts' PCIe model on (the default; "nic": {"pcie": true} says so), one RC WRITE flow
 of one 16384 B message from client to server.
 Checked:
 - every line is a JSON object with t_ps, end_ps, component, event, qp, psn, bytes, payload; times
@@ -12,8 +12,10 @@ Checked:
 - the WRITE's packets: 16384 / 4096 = 4 RDMA WRITE First, Middle, Middle, Last (IBTA table 38's names) leave the
   client's port and the switch port toward the server, with consecutive PSNs, all for the
   server's QP; the server sends an Acknowledge back;
-- the client's PCIe link: a doorbell, then a WQE fetch, then a payload read of 16384 B (the
-  HCA model's order, sim/nic/pcie_hooks.cpp) before the first packet leaves, and a CQE
+- the client's PCIe link: a doorbell, then a WQE fetch, then one payload read per packet,
+  4 of 4096 B, all issued when the WQE is fetched (the NIC reads 16 KiB ahead of the wire:
+  PcieConfig::read_ahead) and the first done before the first packet leaves (the HCA
+  model's order, sim/nic/pcie_hooks.cpp), and a CQE
   write after the last ACK; the server's link: 4 payload writes of 4096 B, no doorbell (its
   application posts nothing) and no CQE (a WRITE consumes no receive);
 """
@@ -72,10 +74,13 @@ if not any(e["component"] == "server/mlx5_0" and e["event"] == "Acknowledge" for
 
 cp = [e for e in events if e["component"] == "client/pcie"]
 ops = [e["event"] for e in cp]
-if ops[:3] != ["doorbell", "wqe_fetch", "payload_read"] or cp[2]["bytes"] != 16384:
-    bad(f"client PCIe starts {ops[:3]} (payload {cp[2]['bytes'] if len(cp) > 2 else None} B)")
-elif writes and not cp[2]["end_ps"] > cp[1]["end_ps"]:
-    bad("the payload read ended before the WQE fetch")
+start = [(e["event"], e["bytes"]) for e in cp[:6]]
+if start != [("doorbell", 8), ("wqe_fetch", 64)] + [("payload_read", 4096)] * 4:
+    bad(f"client PCIe starts {start}")
+elif any(e["t_ps"] != cp[1]["end_ps"] for e in cp[2:6]):
+    bad("the payload reads were not issued when the WQE fetch ended")
+elif writes and not cp[1]["end_ps"] < cp[2]["end_ps"] <= writes[0]["t_ps"]:
+    bad("the first packet left before its payload read ended")
 if writes and ops and (ops[-1] != "cqe_write" or cp[-1]["t_ps"] < writes[-1]["t_ps"]):
     bad(f"client PCIe ends with {ops[-1]} at {cp[-1]['t_ps']}, not a CQE write after the last packet")
 sp = [e for e in events if e["component"] == "server/pcie"]

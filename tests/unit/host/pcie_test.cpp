@@ -76,6 +76,7 @@ TEST_CASE("posted writes to the host keep their order") {
 
 TEST_CASE("CPU busy time per core and cause") {
   Cpu cpu(2);
+  cpu.record(true);
   CHECK(cpu.run(0, "post", ns(100), ns(50)) == ns(150));
   // Overlapping work on the same core waits: it runs 150..170.
   CHECK(cpu.run(0, "poll", ns(120), ns(20)) == ns(170));
@@ -88,4 +89,42 @@ TEST_CASE("CPU busy time per core and cause") {
   CHECK(cpu.busy_between(1, ns(30), ns(1000)) == 0);
   // 1 MiB at 10 GB/s: 104857.6 ns.
   CHECK(Cpu::copy_time(1 << 20, 10.0) == 104'857'600);
+}
+
+TEST_CASE("an MMIO write passes read completions queued toward the device") {
+  PcieConfig c;
+  c.enabled = true;
+  PcieLink link(c);
+  const Rate r = pcie_rate(3, 16);
+  // 16384 B of read data: completions of 16384 + 64 x 20 B (1121 ns) leave the host from
+  // `answer` on.
+  const DmaRead big = link.dma_read(0, 16384, PcieOp::PayloadRead, 1);
+  const Time answer = tx_time(r, 24) + ns(125) + ns(175);
+  REQUIRE(big.data_start == answer);
+  // A doorbell issued while they stream goes at once (PCIe lets posted writes pass
+  // completions): its TLP time and the latency, no wait for the completions.
+  const Time at = answer + ns(10);
+  CHECK(link.mmio_write(at, 8, PcieOp::Doorbell, 2) == at + tx_time(r, 8 + 24) + ns(125));
+  // The completions not yet sent slip by the doorbell's wire time: a read issued now, whose
+  // host answer (at + 300 ns) comes while they still stream, gets its data after them and
+  // the doorbell.
+  const DmaRead next = link.dma_read(at, 64, PcieOp::WqeFetch, 2);
+  CHECK(next.data_start == answer + tx_time(r, 16384 + 64 * 20) + tx_time(r, 8 + 24));
+}
+
+TEST_CASE("CPU slices: kept only while recording; back-to-back work of one cause is one slice") {
+  Cpu cpu(1);
+  cpu.run(0, "poll", 0, ns(50));
+  CHECK(cpu.slices().empty());
+  CHECK(cpu.busy(0, "poll") == ns(50));  // the totals count regardless
+  cpu.record(true);
+  cpu.run(0, "poll", ns(50), ns(50));
+  cpu.run(0, "poll", ns(100), ns(50));   // starts where the last ended: the same slice
+  cpu.run(0, "compute", ns(150), ns(10));
+  cpu.run(0, "poll", ns(200), ns(50));   // after a gap: a new slice
+  REQUIRE(cpu.slices().size() == 3);
+  CHECK(cpu.slices()[0].start == ns(50));
+  CHECK(cpu.slices()[0].end == ns(150));
+  CHECK(cpu.busy(0, "poll") == ns(200));
+  CHECK(cpu.busy_between(0, 0, ns(1000)) == ns(160));  // recorded slices only
 }
