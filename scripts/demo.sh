@@ -19,5 +19,6 @@ wait "$server"
 echo
 echo "That was ib_write_bw on a simulated RoCEv2 fabric. To see what happened inside, and why"
 echo "RDMA is fast, take the lessons (each runs in seconds and writes a page to open):"
-echo "  $rdmasim learn            # the list"
+echo "  $rdmasim learn hello      # start here: what happened behind one RDMA READ, step by step"
+echo "  $rdmasim learn            # the list of lessons, in order"
 echo "  $rdmasim learn copies     # zero-copy, kernel bypass, CPU offload"

@@ -33,7 +33,7 @@ struct LinkSpec {
 
 struct NicSpec {
   HostNic nic;                    // every field final except rate (set from its link)
-  uint64_t queue_bytes = 1 << 20; // host egress limit per traffic class
+  uint64_t queue_bytes = 8 * 1024; // host egress limit per traffic class
   std::array<uint32_t, 8> dwrr_weights{};  // host egress scheduling; 0 = strict priority
   uint32_t ib_vl_buffer_bytes = 128 * 1024; // IB: receive buffer per VL (credit limit)
   bool pcie_gen_auto = true;      // nic.hca.pcie.gen follows the link rate (no "gen" given)

@@ -34,7 +34,7 @@ struct NicParams {
   uint32_t vendor_part_id = 4123;   // ConnectX-6
   uint32_t hw_ver = 0;
   std::string fw_ver = "rdmasim";
-  uint64_t queue_bytes = 1 << 20;
+  uint64_t queue_bytes = 8 * 1024;  // NIC transmit queue per class: shallow (configs/README.md)
   std::array<uint32_t, 8> dwrr_weights{};
   uint32_t ib_vl_buffer_bytes = 128 * 1024;
   net::IbVlConfig vls;   // InfiniBand: set to net::default_ib_vls() before reading
