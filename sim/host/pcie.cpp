@@ -60,7 +60,8 @@ Time PcieLink::mmio_write(Time now, uint32_t bytes, PcieOp op, uint32_t qpn) {
   // data already promised) move back by the write's wire time.
   const uint64_t wire = wire_bytes(bytes, config_.tlp_overhead);
   const Time left = occupy(mmio_free_, busy_down_, now, wire);
-  down_free_ = std::max(down_free_, left - tx_time(rate_, wire)) + tx_time(rate_, wire);
+  const Time t = tx_time(rate_, wire);
+  down_free_ = std::max(down_free_, left - t) + t;
   const Time end = left + config_.latency;
   note(op, qpn, bytes, now, end);
   return end;

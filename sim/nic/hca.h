@@ -62,8 +62,8 @@ struct HcaConfig {
   // doorbell MMIO write (or a BlueFlame write of the whole WQE when it is inline and fits
   // 256 B) and a WQE fetch; its payload is read by DMA a packet at a time, pcie.read_ahead
   // bytes ahead of the wire, and packet k waits for its bytes; a READ responder reads each
-  // response's bytes the same way; received payloads and every CQE are DMA writes, and a completion reaches its
-  // CQ when its CQE write has arrived. Disabled: none of these costs (the model before it).
+  // response's bytes the same way; received payloads and every CQE are DMA writes, and a
+  // completion reaches its CQ when its CQE write has arrived. Disabled: none of these costs (the model before it).
   host::PcieConfig pcie;
 };
 

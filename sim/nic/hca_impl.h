@@ -380,7 +380,7 @@ struct Hca::Impl {
   void pcie_placed(uint32_t qpn, uint64_t bytes);
   // The responder queued READ responses from resp_queue[first_pkt]: each needs its bytes
   // read from host memory before it goes (pcie_read_ahead issues the reads).
-  void pcie_read_response(Qp& qp, uint32_t first_pkt, uint32_t len);
+  void pcie_read_response(Qp& qp, uint32_t first_pkt);
 
   // --- cc_hooks.cpp: congestion control ---
   CongestionControl& cc_of(Qp& qp);

@@ -123,7 +123,7 @@ void Hca::Impl::pcie_placed(uint32_t qpn, uint64_t bytes) {
   if (pcie.enabled() && bytes) pcie.dma_write(engine.now(), bytes, host::PcieOp::PayloadWrite, qpn);
 }
 
-void Hca::Impl::pcie_read_response(Qp& qp, uint32_t first_pkt, uint32_t /*len*/) {
+void Hca::Impl::pcie_read_response(Qp& qp, uint32_t first_pkt) {
   if (!pcie.enabled()) return;
   for (size_t i = first_pkt; i < qp.resp_queue.size(); ++i) qp.resp_queue[i]->dma_wanted = true;
 }

@@ -115,7 +115,7 @@ void Hca::Impl::respond_read(Qp& qp, const RdmaPacket& req, uint32_t psn) {
     finish_packet(*p);
     qp.resp_queue.push_back(std::move(p));
   }
-  pcie_read_response(qp, static_cast<uint32_t>(first_pkt), len);
+  pcie_read_response(qp, static_cast<uint32_t>(first_pkt));
   kick(qp);
 }
 

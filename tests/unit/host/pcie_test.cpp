@@ -9,6 +9,15 @@
 using namespace rdmasim;
 using namespace rdmasim::host;
 
+namespace {
+// The default link (Gen3 x16), turned on.
+PcieConfig enabled() {
+  PcieConfig c;
+  c.enabled = true;
+  return c;
+}
+}  // namespace
+
 TEST_CASE("PCIe data rates: GT/s x lanes x 128/130") {
   // Gen3 8 GT/s x16 = 128 Gb/s raw, 126.03 Gb/s after 128b/130b coding (PCIe 3.0 spec 4.2.2).
   CHECK(pcie_rate(3, 16).bps == 8'000'000'000ull * 16 * 128 / 130);
@@ -21,8 +30,7 @@ TEST_CASE("PCIe data rates: GT/s x lanes x 128/130") {
 }
 
 TEST_CASE("an MMIO doorbell is its TLP's wire time plus the one-way latency") {
-  PcieConfig c;
-  c.enabled = true;
+  const PcieConfig c = enabled();
   PcieLink link(c);
   const Rate r = pcie_rate(3, 16);
   // 8 B doorbell + 24 B TLP overhead.
@@ -37,8 +45,7 @@ TEST_CASE("an MMIO doorbell is its TLP's wire time plus the one-way latency") {
 }
 
 TEST_CASE("a DMA read: request up, host read, completions down") {
-  PcieConfig c;
-  c.enabled = true;
+  const PcieConfig c = enabled();
   PcieLink link(c);
   link.record(true);
   const Rate r = pcie_rate(3, 16);
@@ -63,8 +70,7 @@ TEST_CASE("a DMA read: request up, host read, completions down") {
 }
 
 TEST_CASE("posted writes to the host keep their order") {
-  PcieConfig c;
-  c.enabled = true;
+  const PcieConfig c = enabled();
   PcieLink link(c);
   const Rate r = pcie_rate(3, 16);
   const Time data = link.dma_write(0, 4096, PcieOp::PayloadWrite, 1);
@@ -92,8 +98,7 @@ TEST_CASE("CPU busy time per core and cause") {
 }
 
 TEST_CASE("an MMIO write passes read completions queued toward the device") {
-  PcieConfig c;
-  c.enabled = true;
+  const PcieConfig c = enabled();
   PcieLink link(c);
   const Rate r = pcie_rate(3, 16);
   // 16384 B of read data: completions of 16384 + 64 x 20 B (1121 ns) leave the host from
