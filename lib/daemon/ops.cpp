@@ -115,7 +115,7 @@ int Ops::reg_mr(Client& c, const ipc::RegMrReq& r, ipc::RegMrResp* out) {
   // them (ib_umem_odp), so a range not mapped yet is accepted; an access that finds no
   // page fails then.
   const bool odp = (r.access & nic::kAccessOnDemand) != 0;
-  if (!odp && !range_mapped(read_maps(c.pid), r.addr, r.length, need_write)) return EFAULT;
+  if (!odp && !range_mapped(c.pid, r.addr, r.length, need_write)) return EFAULT;
   nic::MrKeys keys;
   const size_t dev = pd->second.dev;
   if (int rc = hca(dev).reg_mr(pd->second.pd, c.mem.get(), r.addr, r.length, r.iova, r.access, &keys))
@@ -145,7 +145,7 @@ int Ops::rereg_mr(Client& c, const ipc::ReregMrReq& r, ipc::RegMrResp* out) {
   const uint64_t length = move ? r.length : mr.length;
   if (move && (length == 0 || addr + length < addr)) return EINVAL;
   if (!(access & nic::kAccessOnDemand) &&
-      !range_mapped(read_maps(c.pid), addr, length, (access & nic::kAccessLocalWrite) != 0))
+      !range_mapped(c.pid, addr, length, (access & nic::kAccessLocalWrite) != 0))
     return EFAULT;
   nic::MrKeys keys;
   if (int rc = hca(mr.dev).rereg_mr(mr.lkey, r.flags, hca_pd, c.mem.get(), addr, length, r.access, &keys))
@@ -191,7 +191,7 @@ int Ops::advise_mr(Client& c, const ipc::AdviseMrReq& r, NoBody*) {
   if (r.addr < mr->addr || r.addr - mr->addr > mr->length || r.length > mr->length - (r.addr - mr->addr))
     return EFAULT;
   if ((r.flags & kFlush) && (r.advice == kPrefetch || write) && r.length &&
-      !range_mapped(read_maps(c.pid), r.addr, r.length, write))
+      !range_mapped(c.pid, r.addr, r.length, write))
     return EFAULT;
   return 0;
 }

@@ -24,10 +24,12 @@ class ProcessMemory final : public nic::MemorySpace {
 };
 
 // True when [addr, addr + len) is covered by contiguous mappings of `maps_text` (the
-// format of /proc/<pid>/maps) that are all readable, and writable too if `need_write`.
+// format of /proc/<pid>/maps, lines in ascending address order) that are all readable,
+// and writable too if `need_write`.
 bool range_mapped(const std::string& maps_text, uint64_t addr, uint64_t len, bool need_write);
 
-// Reads /proc/<pid>/maps; empty on failure.
-std::string read_maps(pid_t pid);
+// The same check on /proc/<pid>/maps itself, read only as far as the answer needs;
+// false when the file cannot be read (the process is gone).
+bool range_mapped(pid_t pid, uint64_t addr, uint64_t len, bool need_write);
 
 }  // namespace rdmasim::daemon

@@ -3,7 +3,7 @@
 // The fabric (sim/net) looks only at this part (addresses, priority, size, ECN, flow hash,
 // kind). The RDMA transport headers belong to the HCA model: nic::RdmaPacket derives from
 // Packet and adds them (sim/nic/rdma_packet.h). Payload bytes travel by reference to a
-// shared buffer so a packet copy is cheap.
+// shared buffer, or to bytes their owner holds in place (HeldBytes), so a packet copy is cheap.
 #pragma once
 
 #include <array>
@@ -50,6 +50,15 @@ using Bytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
 
 // An immutable byte buffer shared by the packets that carry slices of it.
 using Payload = std::shared_ptr<const Bytes>;
+
+// Bytes a packet carries without a copy: they stay in their owner's memory, `at` the first
+// byte (an RC message's bytes in its sender's registered memory, in this process: see
+// nic::Hca, "held"). An owner that must let go of that memory while packets still hold it
+// copies the bytes into `copy` and points `at` there.
+struct HeldBytes {
+  const uint8_t* at = nullptr;
+  Bytes copy;
+};
 
 // In-band network telemetry (INT) one switch egress port stamps on a packet that asks for it
 // (HPCC, Li et al. SIGCOMM 2019, section 3.2): the port's state when the packet starts
@@ -106,12 +115,15 @@ struct Packet {
   bool fc_waiting = false;                 // IbCredit, simulator-only: the sender has packets
                                            // on `vl` waiting for credit (ib_flow_control.h)
 
-  // Payload: bytes [payload_offset, payload_offset + payload_len) of *payload.
+  // Payload: bytes [payload_offset, payload_offset + payload_len) of *payload, or of the
+  // held bytes from held->at when `held` is set.
   Payload payload;
+  std::shared_ptr<const HeldBytes> held;
   uint32_t payload_offset = 0;
   uint32_t payload_len = 0;
 
   const uint8_t* payload_data() const {
+    if (held) return held->at + payload_offset;
     return payload ? payload->data() + payload_offset : nullptr;
   }
 };

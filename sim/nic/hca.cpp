@@ -82,7 +82,8 @@ int Hca::reg_mr(uint32_t pd, MemorySpace* mem, uint64_t addr, uint64_t length, u
   if (impl_->mrs.size() >= impl_->config.max_mr) return ENOMEM;
   // Keys: a 24-bit index and an 8-bit variant, as real HCAs build them; lkey == rkey.
   const uint32_t key = impl_->next_key++ << 8 | 0x5a;
-  impl_->mrs[key] = Mr{pd, mem, addr, length, iova, access, key};
+  Mr& mr = impl_->mrs[key] = Mr{pd, mem, addr, length, iova, access, key};
+  mr.held = Impl::new_held(mr);
   pit->second.refs++;
   keys->lkey = keys->rkey = key;
   return 0;
@@ -112,6 +113,16 @@ int Hca::rereg_mr(uint32_t lkey, uint32_t flags, uint32_t pd, MemorySpace* mem, 
     if (int rc = check_mr_access(access)) return rc;
     next.access = access;
   }
+  // New memory gets new held bytes, and packets holding the old ones get a copy; on the
+  // same memory they stay valid (an on-demand paging MR holds none).
+  if (flags & kReregChangeTranslation) {
+    next.held = Impl::new_held(next);
+    Impl::let_go_held(it->second);
+  } else if (next.access & kAccessOnDemand) {
+    next.held.reset();
+  } else if (!next.held) {
+    next.held = Impl::new_held(next);
+  }
   im.pds[it->second.pd].refs--;
   im.pds[next.pd].refs++;
   it->second = next;
@@ -127,6 +138,7 @@ int Hca::dereg_mr(uint32_t lkey) {
   if (it->second.bound_mws) return EBUSY;
   impl_->flush_all_writes();  // accepted WRITE bytes land before the region goes away
   impl_->pds[it->second.pd].refs--;
+  Impl::let_go_held(it->second);
   impl_->mrs.erase(it);
   return 0;
 }

@@ -77,6 +77,12 @@ struct Mr {
   uint32_t access = 0;
   uint32_t key = 0;     // lkey == rkey
   uint32_t bound_mws = 0;  // memory windows bound to it (dereg/rereg are EBUSY meanwhile)
+  // Memory read by packet (MemorySpace::reads_by_packet), not on-demand paging: RC packets
+  // carry their bytes from here without a copy. An RC requester completes a SEND/WRITE only
+  // once its responder has placed all of it (the ACK follows placement), so the program
+  // cannot reuse the bytes too early; what packets still hold when the MR goes (dereg,
+  // rereg of its translation) is copied first (let_go_held).
+  std::shared_ptr<net::HeldBytes> held;
 };
 
 // A memory window (IBTA 10.6.7). Type 1 is bound by ibv_bind_mw and stays usable from any
@@ -114,13 +120,14 @@ struct SendWqe {
   uint32_t length = 0;        // message bytes (READ: bytes to read; atomics: 8)
   uint32_t first_psn = 0;     // valid once started
   uint32_t npsn = 0;          // PSNs the message consumes (READ: response packets)
-  bool started = false;       // PSNs assigned, data gathered
+  bool started = false;       // PSNs assigned, local buffers checked (data gathered unless by packet)
   uint64_t seq = 0;           // post order within the QP
   bool eligible = false;      // the NIC pipeline has fetched it (wqe_latency after post)
   bool done = false;          // the transport finished (acked/response received)
   bool failed = false;
   WcStatus status = WcStatus::Success;
-  net::Payload data;               // gathered bytes (SEND / WRITE)
+  net::Payload data;               // gathered bytes (SEND / WRITE) when read per message
+  bool gather_by_packet = false;   // SEND / WRITE bytes are read as each packet is built
   // PCIe on: the payload (SEND / WRITE, not inline) is read by DMA a packet at a time, at
   // most kReadRing packets ahead of the wire (pcie_hooks.cpp).
   static constexpr uint32_t kReadRing = 16;
@@ -193,7 +200,8 @@ struct Qp {
     MemorySpace* mem = nullptr;
     uint64_t addr = 0;
     net::Payload keep;            // the sender's gathered buffer the run comes from
-    uint32_t offset = 0;          // the run is keep[offset, offset + len)
+    std::shared_ptr<const net::HeldBytes> held;  // or the bytes the sender holds in place
+    uint32_t offset = 0;          // the run is keep[offset, offset + len) (or from held->at)
     uint32_t len = 0;
   } pending_write;
   uint64_t write_va = 0;    // WRITE: where the next byte goes
@@ -306,9 +314,23 @@ struct Hca::Impl {
   void unbind(Mw& mw);
   // destroy_qp: type 2 windows bound to the QP are freed.
   void free_qp_windows(uint32_t qpn);
-  // Gathers an SGL into one buffer; `out` stays null when no SGE is in memory that holds
-  // bytes (TimingMemory, timing_memory.h). False on a protection error.
-  bool gather(uint32_t pd, const std::vector<Sge>& sgl, net::Payload& out) const;
+  // A SEND/WRITE starts: checks its SGL, and reads its bytes into w.data now or marks it
+  // w.gather_by_packet (MemorySpace::reads_by_packet). w.data stays null when no SGE is in
+  // memory that holds bytes (TimingMemory, timing_memory.h). False on a protection error.
+  bool start_gather(uint32_t pd, SendWqe& w) const;
+  // Gathers bytes [off, off + len) of an SGL's concatenation into one new buffer, checking
+  // each SGE it touches again (an MR deregistered since is a protection error: false).
+  bool gather(uint32_t pd, const std::vector<Sge>& sgl, uint32_t off, uint32_t len,
+              net::Payload& out) const;
+  // The bytes [off, off + len) of a by-packet WQE's message for packet `p`: held in place
+  // (RC on an InfiniBand or RoCE NIC, the range inside one SGE of an MR with `held`) or
+  // gathered. False on a protection error (the MR was deregistered since the WQE started).
+  bool packet_bytes(const Qp& qp, const SendWqe& w, uint32_t off, uint32_t len,
+                    net::Packet& p) const;
+  // An MR's held bytes are about to stop being its memory: packets holding them get a copy.
+  static void let_go_held(Mr& mr);
+  // The held bytes of a new or changed MR, or null (see Mr::held).
+  static std::shared_ptr<net::HeldBytes> new_held(const Mr& mr);
   // Scatters `len` bytes at message offset `off` into an SGL (local write access required);
   // a null `src` is `len` zeros (a payload from timing-only memory).
   // False when the SGL is too short or not writable.

@@ -17,6 +17,11 @@ class MemorySpace {
   virtual ~MemorySpace() = default;
   virtual bool read(uint64_t addr, void* dst, size_t len) = 0;
   virtual bool write(uint64_t addr, const void* src, size_t len) = 0;
+  // True when a read costs no more than a memcpy: the HCA then reads a message's bytes a
+  // packet at a time, when each packet is built, as hardware does (a retransmission reads
+  // them again). False (another process's memory, a syscall per access): read once per
+  // message when it starts.
+  virtual bool reads_by_packet() const { return false; }
 };
 
 // This process's own memory: addresses are plain pointers.
@@ -27,10 +32,12 @@ class LocalMemory final : public MemorySpace {
     return true;
   }
   bool write(uint64_t addr, const void* src, size_t len) override {
-    std::memcpy(reinterpret_cast<void*>(addr), src, len);
+    // memmove: a loopback WRITE may place bytes it holds in place (HeldBytes) onto themselves.
+    std::memmove(reinterpret_cast<void*>(addr), src, len);
     ++writes;
     return true;
   }
+  bool reads_by_packet() const override { return true; }
   uint64_t writes = 0;  // DMA writes that reached this memory (tests count coalescing)
 };
 

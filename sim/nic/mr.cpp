@@ -40,26 +40,85 @@ const Mr* Hca::Impl::check_remote(const Qp& qp, uint32_t rkey, uint64_t va, uint
   return &mr;
 }
 
-bool Hca::Impl::gather(uint32_t pd, const std::vector<Sge>& sgl, net::Payload& out) const {
-  size_t total = 0;
-  bool bytes = false;  // some SGE is in memory that holds bytes
-  for (const Sge& s : sgl) {
+bool Hca::Impl::start_gather(uint32_t pd, SendWqe& w) const {
+  bool bytes = false;      // some SGE is in memory that holds bytes
+  // Every such memory is read a packet at a time. Not on iWARP: its DDP framing takes a
+  // segment's message offset from its payload_offset (iwarp_frame), so its packets keep
+  // slices of the message's one gathered buffer.
+  bool by_packet = !is_iwarp();
+  for (const Sge& s : w.wr.sgl) {
     if (s.length == 0) continue;
     const Mr* mr = check_local(pd, s, 0);
     if (!mr) return false;
-    total += s.length;
-    bytes = bytes || !is_timing_only(mr->mem);
+    if (is_timing_only(mr->mem)) continue;
+    bytes = true;
+    by_packet = by_packet && mr->mem->reads_by_packet();
   }
-  out.reset();
-  if (!bytes) return true;  // nothing or only timing-only memory: no bytes to carry
-  auto buf = std::make_shared<net::Bytes>();
-  buf->resize(total);
-  size_t at = 0;
+  w.data.reset();
+  w.gather_by_packet = bytes && by_packet;
+  if (!bytes || by_packet) return true;  // no bytes to carry, or read as packets are built
+  return gather(pd, w.wr.sgl, 0, w.length, w.data);
+}
+
+bool Hca::Impl::packet_bytes(const Qp& qp, const SendWqe& w, uint32_t off, uint32_t len,
+                             net::Packet& p) const {
+  if (qp.init.type == QpType::RC && !is_iwarp()) {
+    uint64_t start = 0;  // message offset of the SGE's first byte
+    for (const Sge& s : w.wr.sgl) {
+      if (off >= start + s.length) {
+        start += s.length;
+        continue;
+      }
+      if (off + len > start + s.length) break;  // spans SGEs: gathered
+      const Mr* mr = check_local(qp.init.pd, s, 0);
+      if (!mr) return false;
+      if (!mr->held) break;
+      p.held = mr->held;
+      p.payload_offset = static_cast<uint32_t>(s.addr - mr->addr + (off - start));
+      return true;
+    }
+  }
+  if (!gather(qp.init.pd, w.wr.sgl, off, len, p.payload)) return false;
+  p.payload_offset = 0;
+  return true;
+}
+
+std::shared_ptr<net::HeldBytes> Hca::Impl::new_held(const Mr& mr) {
+  if (!mr.mem || !mr.mem->reads_by_packet() || (mr.access & kAccessOnDemand)) return nullptr;
+  auto h = std::make_shared<net::HeldBytes>();
+  h->at = reinterpret_cast<const uint8_t*>(mr.addr);
+  return h;
+}
+
+void Hca::Impl::let_go_held(Mr& mr) {
+  if (!mr.held) return;
+  if (mr.held.use_count() > 1) {
+    net::HeldBytes& h = *mr.held;
+    h.copy.assign(h.at, h.at + mr.length);
+    h.at = h.copy.data();
+  }
+  mr.held.reset();
+}
+
+bool Hca::Impl::gather(uint32_t pd, const std::vector<Sge>& sgl, uint32_t off, uint32_t len,
+                       net::Payload& out) const {
+  auto buf = std::make_shared<net::Bytes>(len);
+  uint64_t skip = off;  // message bytes before this SGE still to pass
+  uint32_t at = 0;
   for (const Sge& s : sgl) {
+    if (at == len) break;
     if (s.length == 0) continue;
-    if (!check_local(pd, s, 0)->mem->read(s.addr, buf->data() + at, s.length)) return false;
-    at += s.length;
+    if (skip >= s.length) {
+      skip -= s.length;
+      continue;
+    }
+    const Mr* mr = check_local(pd, s, 0);
+    const uint32_t n = std::min<uint32_t>(len - at, s.length - static_cast<uint32_t>(skip));
+    if (!mr || !mr->mem->read(s.addr + skip, buf->data() + at, n)) return false;
+    at += n;
+    skip = 0;
   }
+  if (at != len) return false;  // the SGL is shorter than the message (cannot happen: length is its sum)
   out = std::move(buf);
   return true;
 }

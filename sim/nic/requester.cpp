@@ -155,7 +155,7 @@ RdmaPacketPtr Hca::Impl::next_request(Qp& qp) {
     } else {
       if (w.wr.send_flags & kSendInline) {
         w.data = std::make_shared<net::Bytes>(w.wr.inline_data.begin(), w.wr.inline_data.end());
-      } else if (!gather(qp.init.pd, w.wr.sgl, w.data)) {
+      } else if (!start_gather(qp.init.pd, w)) {
         err = WcStatus::LocProtErr;
       }
     }
@@ -207,6 +207,18 @@ RdmaPacketPtr Hca::Impl::next_request(Qp& qp) {
     const uint32_t len = std::min(mtu, w.length - std::min(off, w.length));
     const bool first = qp.tx_pkt == 0;
     last = qp.tx_pkt + 1 == w.npsn;
+    net::Packet bytes;
+    if (w.gather_by_packet) {
+      // This packet's bytes, read from the MRs now (an MR deregistered since the WQE
+      // started fails it as hardware's DMA read would: local protection error).
+      if (!packet_bytes(qp, w, off, len, bytes)) {
+        fail_wqe(qp, qp.tx_wqe, WcStatus::LocProtErr);
+        return nullptr;
+      }
+    } else {
+      bytes.payload = w.data;
+      bytes.payload_offset = off;
+    }
     // The opcode's headers (new_packet sets them from the table): RETH on a WRITE's first
     // packet, ImmDt or IETH on the last.
     p = new_packet(qp, tx_av(qp), dest, tb | message_operation(write, first, last, imm, inv), psn);
@@ -220,8 +232,9 @@ RdmaPacketPtr Hca::Impl::next_request(Qp& qp) {
       if (config.link_layer == net::LinkLayer::InfiniBand && !w.wr.av.is_global)
         p->headers &= static_cast<uint16_t>(~net::kHasGrh);
     }
-    p->payload = w.data;
-    p->payload_offset = off;
+    p->payload = std::move(bytes.payload);
+    p->held = std::move(bytes.held);
+    p->payload_offset = bytes.payload_offset;
     p->payload_len = len;
     p->bth.solicited = last && (w.wr.send_flags & kSendSolicited);
   }

@@ -410,7 +410,7 @@ bool Hca::Impl::stage_write(Qp& qp, MemorySpace* mem, uint64_t addr, const RdmaP
                              uint32_t len) {
   Qp::PendingWrite& w = qp.pending_write;
   if (w.len && w.mem == mem && w.addr + w.len == addr && w.keep == p.payload &&
-      w.offset + w.len == p.payload_offset) {
+      w.held == p.held && w.offset + w.len == p.payload_offset) {
     w.len += len;
     return true;
   }
@@ -418,6 +418,7 @@ bool Hca::Impl::stage_write(Qp& qp, MemorySpace* mem, uint64_t addr, const RdmaP
   w.mem = mem;
   w.addr = addr;
   w.keep = p.payload;
+  w.held = p.held;
   w.offset = p.payload_offset;
   w.len = len;
   return true;
@@ -426,7 +427,8 @@ bool Hca::Impl::stage_write(Qp& qp, MemorySpace* mem, uint64_t addr, const RdmaP
 bool Hca::Impl::flush_write(Qp& qp) {
   Qp::PendingWrite& w = qp.pending_write;
   if (!w.len) return true;
-  const bool ok = write_dma(*w.mem, w.addr, w.keep ? w.keep->data() + w.offset : nullptr, w.len);
+  const uint8_t* src = w.held ? w.held->at + w.offset : w.keep ? w.keep->data() + w.offset : nullptr;
+  const bool ok = write_dma(*w.mem, w.addr, src, w.len);
   w = Qp::PendingWrite{};
   return ok;
 }

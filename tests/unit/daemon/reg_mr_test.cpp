@@ -70,6 +70,26 @@ TEST_CASE("range_mapped: contiguous mappings cover a range; holes and missing w 
   CHECK_FALSE(daemon::range_mapped(maps, 0x6000, 1, false));
 }
 
+TEST_CASE("range_mapped on a live process: its own maps, read only as far as needed") {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  // Three pages: rw, r, rw; then the last one unmapped to make a hole at the end.
+  auto* p = static_cast<char*>(mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(p != MAP_FAILED);
+  REQUIRE(mprotect(p + page, page, PROT_READ) == 0);
+  const auto a = reinterpret_cast<uint64_t>(p);
+  const pid_t me = getpid();
+  CHECK(daemon::range_mapped(me, a, 3 * page, false));
+  CHECK_FALSE(daemon::range_mapped(me, a, 3 * page, true));  // the middle page is read-only
+  CHECK(daemon::range_mapped(me, a + 2 * page, page, true));
+  CHECK(daemon::range_mapped(me, a, 0, true));               // an empty range is covered
+  CHECK_FALSE(daemon::range_mapped(me, ~0ull - 10, 100, false));  // wraps
+  munmap(p + 2 * page, page);
+  CHECK_FALSE(daemon::range_mapped(me, a, 3 * page, false));  // ends in a hole
+  CHECK(daemon::range_mapped(me, a, 2 * page, false));
+  munmap(p, 2 * page);
+  CHECK_FALSE(daemon::range_mapped(me, a, 1, false));
+}
+
 namespace {
 std::unique_ptr<Reply> rereg(RawClient& c, uint32_t mr, uint32_t flags, uint32_t pd, const void* addr,
                              uint64_t len, uint32_t access) {
