@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace rdmasim::daemon {
@@ -122,21 +123,28 @@ bool range_mapped(pid_t pid, uint64_t addr, uint64_t len, bool need_write) {
   Coverage cov(addr, len, need_write);
   // The kernel formats as many lines as a read has room for, so reads start small (a range
   // in the heap is settled within the first few lines) and double up to 64 KiB.
-  std::vector<char> buf(65536);
-  size_t have = 0, chunk = 1024;
+  // The buffer grows with the reads (uninitialised: zero-filling 64 KiB up front cost more
+  // than the read when a study registers an MR per program).
+  size_t cap = 4096, have = 0, chunk = 1024;
+  auto buf = std::make_unique_for_overwrite<char[]>(cap);
   Coverage::Verdict v = Coverage::kMore;
   for (;;) {
-    if (have == buf.size()) buf.resize(buf.size() * 2);  // a line longer than the buffer
-    const size_t room = std::min(chunk, buf.size() - have);
+    if (have + chunk > cap) {  // also a line longer than the buffer so far
+      const size_t grown = std::max(cap * 2, have + chunk);
+      auto bigger = std::make_unique_for_overwrite<char[]>(grown);
+      std::memcpy(bigger.get(), buf.get(), have);
+      buf = std::move(bigger), cap = grown;
+    }
+    const size_t room = chunk;
     chunk = std::min<size_t>(chunk * 2, 65536);
-    const ssize_t n = ::read(fd, buf.data() + have, room);
+    const ssize_t n = ::read(fd, buf.get() + have, room);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     have += static_cast<size_t>(n);
     size_t used = 0;
-    v = feed_lines(cov, buf.data(), have, &used);
+    v = feed_lines(cov, buf.get(), have, &used);
     if (v != Coverage::kMore) break;
-    std::memmove(buf.data(), buf.data() + used, have - used);
+    std::memmove(buf.get(), buf.get() + used, have - used);
     have -= used;
   }
   ::close(fd);

@@ -303,7 +303,7 @@ int EgressPort::pick_class(Time* wake) {
 
 void EgressPort::try_start() {
   if (tx_done_ || !link_up_) return;
-  std::deque<PacketPtr>* q = nullptr;  // the control queue, or null for class cls_pick
+  Ring<PacketPtr>* q = nullptr;  // the control queue, or null for class cls_pick
   int cls_pick = -1;
   if (!control_.empty()) {
     q = &control_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/core/engine.h"
+#include "sim/core/ring.h"
 #include "sim/net/packet.h"
 #include "sim/net/port_counters.h"
 
@@ -133,8 +134,8 @@ class ClassQueue {
   }
 
  private:
-  std::vector<std::deque<PacketPtr>> subs_ = std::vector<std::deque<PacketPtr>>(1);
-  std::deque<size_t> active_;   // non-empty sub-queues in service order
+  std::vector<Ring<PacketPtr>> subs_;  // grown on first use: most classes stay empty
+  Ring<size_t> active_;   // non-empty sub-queues in service order
   size_t count_ = 0;
 };
 
@@ -268,7 +269,7 @@ class EgressPort {
   std::function<void()> drain_cb_;
   std::function<void(const Packet&)> dequeue_hook_;
   PacketTap* tap_ = nullptr;
-  std::deque<PacketPtr> control_;                       // PFC frames
+  Ring<PacketPtr> control_;                             // PFC frames
   std::array<ClassQueue, kNumClasses> queues_;
   std::array<uint64_t, kNumClasses> queued_bytes_{};
   std::array<Time, kNumClasses> paused_until_{};

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "sim/core/engine.h"
+#include "sim/core/ring.h"
 #include "sim/net/egress_port.h"
 #include "sim/net/ib_flow_control.h"
 #include "sim/net/pfc_frame.h"
@@ -105,7 +106,7 @@ class HostPort : public Transmitter, public Node {
   std::unique_ptr<IbFlowControl> fc_;           // InfiniBand: credit return (null: none)
   uint64_t undelivered_ = 0;
   // Receive buffer.
-  std::deque<Buffered> rx_queue_;
+  Ring<Buffered> rx_queue_;
   uint64_t rx_bytes_ = 0;
   std::array<uint64_t, kNumClasses> rx_class_bytes_{};
   EventId drain_done_;

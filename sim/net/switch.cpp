@@ -64,13 +64,6 @@ int Switch::add_port(Rate rate, uint32_t peer_buffer_bytes) {
   return static_cast<int>(ports_.size() - 1);
 }
 
-void Switch::set_route(Address dst, std::vector<int> ports) { routes_[dst] = std::move(ports); }
-
-const std::vector<int>* Switch::route(Address dst) const {
-  auto it = routes_.find(dst);
-  return it == routes_.end() ? nullptr : &it->second;
-}
-
 void Switch::receive(PacketPtr pkt, int port) {
   PortCounters& c = ports_[port]->egress->counters();
   ++c.rx_packets;
@@ -130,13 +123,13 @@ bool Switch::admit_lossless(Packet& pkt, int port, uint8_t cls) {
 }
 
 void Switch::forward(PacketPtr pkt) {
-  const std::vector<int>* r = route(pkt->dst);
-  if (!r || r->empty()) {
+  const std::span<const int> r = route(pkt->dst);
+  if (r.empty()) {
     ++unroutable_;
     release(pkt->switch_ingress, pkt->ingress_class, pkt->wire_bytes, pkt->in_headroom);
     return;
   }
-  const int out = r->size() == 1 ? (*r)[0] : (*r)[ecmp_hash(*pkt, config_.ecmp_seed) % r->size()];
+  const int out = r.size() == 1 ? r[0] : r[ecmp_hash(*pkt, config_.ecmp_seed) % r.size()];
   const int ingress = pkt->switch_ingress;
   const uint8_t in_cls = pkt->ingress_class;
   const uint8_t cls = ports_[out]->egress->class_of(pkt->priority);  // egress queue (VL)

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "sim/net/ib_flow_control.h"
 #include "sim/net/pfc_frame.h"
 #include "sim/net/packet.h"
+#include "sim/net/route_table.h"
 
 namespace rdmasim::net {
 
@@ -148,8 +150,8 @@ class Switch : public Node {
 
   // Packets to `dst` leave by one of `ports`; with several, by hash of (src, dst,
   // udp_src_port, flow_hash), so one flow always takes one path.
-  void set_route(Address dst, std::vector<int> ports);
-  const std::vector<int>* route(Address dst) const;
+  void set_route(Address dst, const std::vector<int>& ports) { routes_.set(dst, ports); }
+  std::span<const int> route(Address dst) const { return routes_.get(dst); }
 
   // Engine context only. Counts rx on `port`; PFC frames pause that port's egress.
   void receive(PacketPtr pkt, int port) override;
@@ -188,7 +190,7 @@ class Switch : public Node {
   SwitchConfig config_;
   DelayLine pipeline_;
   std::vector<std::unique_ptr<Port>> ports_;
-  std::unordered_map<Address, std::vector<int>> routes_;
+  RouteTable routes_;
   uint64_t unroutable_ = 0;
   uint64_t shared_used_ = 0;
 };

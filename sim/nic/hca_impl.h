@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/core/ring.h"
 #include "sim/net/ibta.h"
 #include "sim/nic/cc.h"
 #include "sim/nic/hca.h"
@@ -210,11 +211,11 @@ struct Qp {
   // Results of executed atomics by PSN, so a duplicate is answered without re-executing.
   std::map<uint32_t, uint64_t> atomic_results;
   // Read responses and atomic ACKs waiting for the port, in order.
-  std::deque<RdmaPacketPtr> resp_queue;
+  Ring<RdmaPacketPtr> resp_queue;
   // Responder resources (max_dest_rd_atomic): the PSN of the last response packet of each
   // new READ/atomic accepted and not yet fully transmitted, in order. A new READ/atomic
   // that finds max_dest_rd_atomic of them held is an Invalid Request (class C).
-  std::deque<uint32_t> rd_atomic_held;
+  Ring<uint32_t> rd_atomic_held;
 
   // Congestion control (cc_hooks.cpp): the rate controller (made on first use), the
   // pacer's next send time for requests, its wake-up, and the NP's last CNP time.
@@ -231,7 +232,7 @@ struct Qp {
     Time at;
     uint32_t bytes;
   };
-  std::deque<SentPacket> sent_log;
+  Ring<SentPacket> sent_log;
   uint32_t sent_hi = 0;
   bool sent_any = false;
   uint32_t ce_since_ack = 0;  // responder, DCTCP: CE-marked requests since our last ACK
@@ -279,7 +280,7 @@ struct Hca::Impl {
   void iwarp_unbind(Qp& qp);
 
   // QPs with something to transmit, served round robin.
-  std::deque<uint32_t> active;
+  Ring<uint32_t> active;
   bool pumping = false;
   bool pump_again = false;
   // The packet the transport is handling now (null outside receive): receive completions
