@@ -149,15 +149,17 @@ class Runner {
       hca_ok(hcas_[i]->reg_mr(pds_[i], &mem_, kBufferAddr, need[i], kBufferAddr, kAccessAll, &keys_[i]),
              "reg_mr");
     }
-    const topo::RouteTable rt = topo::compute_routes(fs_);
     res_.flows.resize(spec_.flows.size());
     runs_.resize(spec_.flows.size());
-    if (flow_programs_) {
-      for (size_t k = 0; k < spec_.flows.size(); ++k) ideal(k, rt);
-    } else {
-      for (size_t k = 0; k < spec_.flows.size(); ++k) setup(k, rt);
-      for (size_t k = 0; k < runs_.size(); ++k)
-        engine_.schedule_at(spec_.flows[k].start, [this, k] { pump(k); });
+    {  // the routes give each flow its ideal FCT; not kept for the run
+      const topo::RouteTable rt = topo::compute_routes(fs_);
+      if (flow_programs_) {
+        for (size_t k = 0; k < spec_.flows.size(); ++k) ideal(k, rt);
+      } else {
+        for (size_t k = 0; k < spec_.flows.size(); ++k) setup(k, rt);
+        for (size_t k = 0; k < runs_.size(); ++k)
+          engine_.schedule_at(spec_.flows[k].start, [this, k] { pump(k); });
+      }
     }
 
     if (spec_.programs.empty() && !flow_programs_) {

@@ -2,11 +2,13 @@
 // Built once when the fabric is wired, read for every packet a switch forwards, and held by
 // every switch for every destination (1280 switches x 8192 NICs at k=32), so it is flat: an
 // open-addressing hash of the addresses (linear probing, no per-entry allocation) whose
-// slots point into one array of port numbers.
+// slots point into one array of the distinct port sets.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "sim/net/packet.h"
@@ -22,14 +24,23 @@ class RouteTable {
     if (s.count == kEmpty) {
       ++size_;
       s.dst = dst;
-    } else if (ports.size() <= s.count) {  // fits where the old set was
-      for (size_t i = 0; i < ports.size(); ++i) ports_[s.start + i] = ports[i];
-      s.count = static_cast<uint32_t>(ports.size());
-      return;
+    }
+    // Destinations share their port sets (every NIC beyond the pod leaves by the same
+    // uplinks), so each distinct set is stored once. A switch has about one set per port,
+    // and the one matched last (most often the uplinks) is tried first.
+    s.count = static_cast<uint32_t>(ports.size());
+    for (size_t i = 0; i < sets_.size(); ++i) {
+      const auto [start, count] = sets_[i];
+      if (count == s.count && std::equal(ports.begin(), ports.end(), ports_.begin() + start)) {
+        std::swap(sets_[0], sets_[i]);
+        s.start = start;
+        return;
+      }
     }
     s.start = static_cast<uint32_t>(ports_.size());
-    s.count = static_cast<uint32_t>(ports.size());
     ports_.insert(ports_.end(), ports.begin(), ports.end());
+    sets_.push_back({s.start, s.count});
+    std::swap(sets_[0], sets_.back());
   }
 
   // The ports for `dst`; empty when no route was set.
@@ -64,7 +75,8 @@ class RouteTable {
   }
 
   std::vector<Slot> slots_;  // a power of two, at most half full
-  std::vector<int> ports_;
+  std::vector<int> ports_;   // the distinct sets, one after another
+  std::vector<std::pair<uint32_t, uint32_t>> sets_;  // each distinct set's (start, count)
   size_t size_ = 0;
 };
 

@@ -86,12 +86,47 @@ std::vector<size_t> switch_ranks(const Graph& g) {
 
 }  // namespace
 
+void LinkSets::push_set(std::span<const uint32_t> links) {
+  const size_t sw = switches_ ? row_set_.size() % switches_ : 0;
+  if (by_switch_.size() <= sw) by_switch_.resize(sw + 1);
+  std::vector<uint32_t>& mine = by_switch_[sw];
+  // A switch has at most a set per port plus its uplinks' set; the one matched last (most
+  // often the uplinks) is kept first.
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const uint32_t id = mine[i];
+    const uint32_t b = id ? set_end_[id - 1] : 0;
+    if (std::equal(links.begin(), links.end(), links_.begin() + b, links_.begin() + set_end_[id])) {
+      std::swap(mine[0], mine[i]);
+      row_set_.push_back(id);
+      return;
+    }
+  }
+  const uint32_t id = static_cast<uint32_t>(set_end_.size());
+  links_.insert(links_.end(), links.begin(), links.end());
+  set_end_.push_back(static_cast<uint32_t>(links_.size()));
+  mine.push_back(id);
+  std::swap(mine[0], mine.back());
+  row_set_.push_back(id);
+}
+
+bool LinkSets::operator==(const LinkSets& o) const {
+  if (switches_ != o.switches_ || row_set_.size() != o.row_set_.size()) return false;
+  const size_t nics = switches_ ? row_set_.size() / switches_ : 0;
+  for (size_t n = 0; n < nics; ++n)
+    for (size_t sw = 0; sw < switches_; ++sw) {
+      const std::span<const uint32_t> a = at(sw, n), b = o.at(sw, n);
+      if (!std::equal(a.begin(), a.end(), b.begin(), b.end())) return false;
+    }
+  return true;
+}
+
 RouteTable compute_routes(const FabricSpec& spec) {
   const Graph g(spec);
   const size_t n = g.n, s = g.s;
   RouteTable rt;
-  rt.links.assign(s, std::vector<std::vector<size_t>>(n));
+  rt.equal_cost = LinkSets(s);
   rt.reachable.assign(n, std::vector<bool>(n, false));
+  std::vector<uint32_t> set;  // the (switch, NIC) set being found
   const bool up_down = spec.routing == Routing::UpDown;
   if (up_down) rt.rank = switch_ranks(g);
   // v -> w is "up" when w is a switch with a smaller (rank, index) than switch or NIC v.
@@ -107,9 +142,11 @@ RouteTable compute_routes(const FabricSpec& spec) {
       for (size_t src = 0; src < n; ++src) rt.reachable[src][dst] = dist[src] != kInf;
       for (size_t sw = 0; sw < s; ++sw) {
         const size_t v = n + sw;
-        if (dist[v] == kInf) continue;
-        for (auto [w, l] : g.adj[v])
-          if (dist[w] + 1 == dist[v] && (w >= n || w == dst)) rt.links[sw][dst].push_back(l);
+        set.clear();
+        if (dist[v] != kInf)
+          for (auto [w, l] : g.adj[v])
+            if (dist[w] + 1 == dist[v] && (w >= n || w == dst)) set.push_back(static_cast<uint32_t>(l));
+        rt.equal_cost.push_set(set);
       }
       continue;
     }
@@ -139,34 +176,44 @@ RouteTable compute_routes(const FabricSpec& spec) {
     }
     for (size_t sw = 0; sw < s; ++sw) {
       const size_t v = n + sw;
+      set.clear();
       for (auto [w, l] : g.adj[v]) {
         if (w < n && w != dst) continue;
         const bool ok = down[v] != kInf ? !is_up(v, w) && down[w] + 1 == down[v]
                                         : is_up(v, w) && full[w] != kInf && full[w] + 1 == full[v];
-        if (ok) rt.links[sw][dst].push_back(l);
+        if (ok) set.push_back(static_cast<uint32_t>(l));
       }
+      rt.equal_cost.push_set(set);
     }
   }
-  rt.equal_cost = rt.links;
-  if (spec.link_layer == net::LinkLayer::InfiniBand) {
-    // Linear forwarding tables: one link per (switch, LID), least-loaded first. A switch's
-    // ports are numbered in link order, so the lower link index is the lower port.
+  if (spec.link_layer != net::LinkLayer::InfiniBand) {
+    rt.links = rt.equal_cost;
+    return rt;
+  }
+  // Linear forwarding tables: one link per (switch, LID), least-loaded first. A switch's
+  // ports are numbered in link order, so the lower link index is the lower port. Each
+  // switch takes LIDs in increasing order (NIC index order is LID order, LID = index + 1).
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> chosen(s * n, kNone);  // [sw * n + dst]
+  std::vector<size_t> load(spec.links.size());
+  for (size_t sw = 0; sw < s; ++sw) {
+    std::fill(load.begin(), load.end(), 0);
+    for (size_t dst = 0; dst < n; ++dst) {
+      const std::span<const uint32_t> eq = rt.equal_cost.at(sw, dst);
+      if (eq.empty()) continue;
+      uint32_t best = eq[0];
+      for (uint32_t l : eq)
+        if (load[l] < load[best] || (load[l] == load[best] && l < best)) best = l;
+      ++load[best];
+      chosen[sw * n + dst] = best;
+    }
+  }
+  rt.links = LinkSets(s);
+  for (size_t dst = 0; dst < n; ++dst)
     for (size_t sw = 0; sw < s; ++sw) {
-      std::vector<size_t> load(spec.links.size(), 0);
-      for (size_t dst = 0; dst < n; ++dst) {  // NIC index order is LID order (LID = index + 1)
-        std::vector<size_t>& set = rt.links[sw][dst];
-        if (set.size() <= 1) {
-          if (!set.empty()) ++load[set[0]];
-          continue;
-        }
-        size_t best = set[0];
-        for (size_t l : set)
-          if (load[l] < load[best] || (load[l] == load[best] && l < best)) best = l;
-        ++load[best];
-        set.assign(1, best);
-      }
+      const uint32_t l = chosen[sw * n + dst];
+      rt.links.push_set(l == kNone ? std::span<const uint32_t>{} : std::span<const uint32_t>(&l, 1));
     }
-  }
   return rt;
 }
 

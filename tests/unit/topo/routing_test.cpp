@@ -172,11 +172,11 @@ void check_lft_balanced(const topo::FabricSpec& spec) {
     std::map<std::vector<size_t>, std::map<size_t, size_t>> by_set;
     for (size_t d = 0; d < spec.nics.size(); ++d) {
       REQUIRE(rt.links[s][d].size() == 1);  // every LID is reachable here: one port
-      const std::vector<size_t>& set = rt.equal_cost[s][d];
+      const auto set = rt.equal_cost[s][d];
       const size_t l = rt.links[s][d][0];
       CHECK(std::find(set.begin(), set.end(), l) != set.end());
       if (set.size() > 1) {
-        auto& counts = by_set[set];
+        auto& counts = by_set[std::vector<size_t>(set.begin(), set.end())];
         for (size_t x : set) counts[x] += 0;  // an unused link counts as 0
         ++counts[l];
       }
@@ -304,4 +304,24 @@ TEST_CASE("ecmp: 1000 RoCEv2 flows spread over a fat tree's uplinks as a multino
     total += n;
   }
   CHECK(total == kFlows);
+}
+
+TEST_CASE("routing: a fat tree's equal-cost sets are stored once per distinct set") {
+  // k=8 RoCE fat tree: 128 hosts, 32 edge, 32 agg and 16 core switches, 10,240 (switch,
+  // NIC) rows. Distinct sets (link indices are global, so no two switches share one): an
+  // edge switch has one singleton per host below it (4) and one set of its 4 uplinks for
+  // everything else: 5; an agg switch one singleton per edge below it (4) and its 4 core
+  // links: 5; a core switch one singleton per pod (8). 32*5 + 32*5 + 16*8 = 448.
+  const topo::FabricSpec ft = topo::parse_fabric(json{{"topology", {{"type", "fat_tree"}, {"k", 8}}}});
+  REQUIRE(ft.nics.size() == 128);
+  REQUIRE(ft.switches.size() == 80);
+  const topo::RouteTable rt = topo::compute_routes(ft);
+  CHECK(rt.equal_cost.distinct_sets() == 448);
+  // An edge switch's row for a host in another pod is its 4 uplinks.
+  size_t four = 0;
+  for (size_t s = 0; s < ft.switches.size(); ++s)
+    for (size_t d = 0; d < ft.nics.size(); ++d) four += rt.links[s][d].size() == 4;
+  // Rows with 4 links: each of 32 edges to the 124 hosts outside it, and each of 32 aggs
+  // to the 112 hosts outside its pod: 32*124 + 32*112 = 7552.
+  CHECK(four == 7552);
 }
