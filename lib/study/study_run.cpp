@@ -110,7 +110,7 @@ class Runner {
 
   StudyResult run() {
     wall0_ = std::chrono::steady_clock::now();
-    fabric_ = topo::Fabric::build(engine_, spec_.fabric);
+    fabric_ = topo::Fabric::from_spec(engine_, fs_);  // fs_ is parse_fabric(spec_.fabric)
     res_.fabric_summary = fabric_->summary();
     const auto& nics = fabric_->nics();
     for (const topo::HostNic& n : nics) {

@@ -289,6 +289,10 @@ std::unique_ptr<Fabric> Fabric::build(Engine& engine, const nlohmann::json& conf
   return std::make_unique<BuiltFabric>(engine, parse_fabric(config));
 }
 
+std::unique_ptr<Fabric> Fabric::from_spec(Engine& engine, const FabricSpec& spec) {
+  return std::make_unique<BuiltFabric>(engine, spec);
+}
+
 std::string Fabric::check(const nlohmann::json& config) { return summarize(parse_fabric(config)); }
 
 // The text of configs/default.json, compiled in (sim/topo/meson.build).

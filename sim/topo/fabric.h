@@ -18,6 +18,8 @@
 
 namespace rdmasim::topo {
 
+struct FabricSpec;
+
 // A config error: `what()` names the JSON path, the value and what was expected, e.g.
 // "fabric.switch.pfc.xoff_kb: -3 is negative; expected a size in KiB >= 0".
 // A config can have several errors; `errors` holds each, one line apiece.
@@ -85,6 +87,9 @@ class Fabric {
  public:
   // Builds the fabric in `engine`. Throws ConfigError on any invalid or unknown key.
   static std::unique_ptr<Fabric> build(Engine& engine, const nlohmann::json& config);
+  // Builds from a spec that parse_fabric already returned (so validated), where the
+  // caller has parsed the config itself: the parse, and its routes, are not done twice.
+  static std::unique_ptr<Fabric> from_spec(Engine& engine, const FabricSpec& spec);
   // Parses and validates without building anything that runs (for `--check`).
   // Returns a one-line summary ("2 hosts, 1 switch, 2 links, RoCEv2 100 Gb/s, MTU 4096").
   static std::string check(const nlohmann::json& config);
