@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <vector>
 
 namespace rdmasim::daemon {
 
@@ -135,9 +134,8 @@ bool range_mapped(pid_t pid, uint64_t addr, uint64_t len, bool need_write) {
       std::memcpy(bigger.get(), buf.get(), have);
       buf = std::move(bigger), cap = grown;
     }
-    const size_t room = chunk;
+    const ssize_t n = ::read(fd, buf.get() + have, chunk);
     chunk = std::min<size_t>(chunk * 2, 65536);
-    const ssize_t n = ::read(fd, buf.get() + have, room);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     have += static_cast<size_t>(n);

@@ -1,8 +1,10 @@
-// A FIFO for the simulator's hot queues (egress classes, receive queues, a QP's work
-// queues): one contiguous power-of-two buffer used as a ring, that allocates nothing while
-// empty and grows by doubling. std::deque allocates a 512 B block and a map when it is
-// constructed and again each time its front or back crosses a block, which in a fabric of
-// thousands of ports and queues that are mostly empty costs memory and cache for nothing.
+// A FIFO for the simulator's hot queues (egress classes, a host port's receive buffer, a
+// QP's response queue and RTT log; a QP's send and receive queues stay std::deque, see
+// docs/ARCHITECTURE.md): one contiguous power-of-two buffer used as a ring, that
+// allocates nothing while empty and grows by doubling. std::deque allocates a 512 B block
+// and a map when it is constructed and again each time its front or back crosses a block,
+// which in a fabric of thousands of ports and queues that are mostly empty costs memory
+// and cache for nothing.
 #pragma once
 
 #include <cassert>
