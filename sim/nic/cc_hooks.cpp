@@ -68,6 +68,15 @@ void Hca::Impl::paced_sent(Qp& qp, RdmaPacket& p) {
 void Hca::Impl::log_sent(Qp& qp, const RdmaPacket& p) {
   const uint32_t psn = p.bth.psn;
   Time at = engine.now();
+  if (qp.sent_any && psn_diff(psn, qp.sent_hi) <= 0 && irn(qp)) {
+    // IRN resends one packet: only its own entry loses its send time (Karn's rule).
+    for (size_t i = qp.sent_log.size(); i-- > 0;)
+      if (qp.sent_log[i].psn == psn) {
+        qp.sent_log[i].at = -1;
+        break;
+      }
+    return;
+  }
   if (qp.sent_any && psn_diff(psn, qp.sent_hi) <= 0) {
     while (!qp.sent_log.empty() && psn_diff(qp.sent_log.back().psn, psn) >= 0) qp.sent_log.pop_back();
     at = -1;

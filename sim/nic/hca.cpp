@@ -479,6 +479,8 @@ void Hca::receive(net::PacketPtr frame, int /*port*/) {
       m.handle_response(qp, *shared);
     } else if (qp.init.type == QpType::UD) {
       m.handle_ud(qp, *shared);
+    } else if (m.irn(qp)) {
+      m.irn_receive(qp, shared);  // IRN: out-of-order requests are kept (irn.cpp)
     } else {
       m.handle_request(qp, *shared);
     }

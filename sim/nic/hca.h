@@ -17,6 +17,24 @@
 
 namespace rdmasim::nic {
 
+// RC loss recovery. GoBackN is the IBTA's: the responder drops what follows a gap and
+// NAKs its expected PSN once; the requester resends everything from there. Irn is the
+// selective repeat of IRN (Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM
+// 2018): the responder keeps out-of-order packets and answers each with a NACK carrying its
+// expected PSN (the cumulative ACK) and the PSN that arrived (the selective ACK); the
+// requester keeps those in a bitmap and, in loss recovery, resends only the packets below
+// the highest one acknowledged that were not, then new ones; its timer is RTO_low while at
+// most rto_low_packets are in flight and RTO_high otherwise; and BDP flow control caps the
+// packets in flight at bdp_packets (0: no cap). See sim/nic/irn.cpp.
+enum class LossRecovery : uint8_t { GoBackN, Irn };
+struct LossRecoveryConfig {
+  LossRecovery mode = LossRecovery::GoBackN;
+  Time rto_low = us(100);       // RTO_low and RTO_high: the values the IRN paper evaluates with
+  Time rto_high = us(320);
+  uint32_t rto_low_packets = 3; // N: RTO_low while at most N packets are in flight
+  uint32_t bdp_packets = 0;     // BDP-FC: at most this many PSNs in flight (0: no cap)
+};
+
 struct HcaConfig {
   std::string name = "mlx5_0";
   net::LinkLayer link_layer = net::LinkLayer::RoCEv2;
@@ -65,6 +83,8 @@ struct HcaConfig {
   // response's bytes the same way; received payloads and every CQE are DMA writes, and a
   // completion reaches its CQ when its CQE write has arrived. Disabled: none of these costs (the model before it).
   host::PcieConfig pcie;
+  // RC loss recovery (RoCEv2 and InfiniBand; iWARP's is TCP's).
+  LossRecoveryConfig loss_recovery;
 };
 
 // One QP's congestion-control state and rate series (Hca::cc_report).

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -43,6 +44,17 @@ inline int32_t psn_diff(uint32_t a, uint32_t b) {
   return static_cast<int32_t>((a - b) << 8) >> 8;
 }
 inline uint32_t psn_add(uint32_t a, int64_t n) { return static_cast<uint32_t>(a + n) & 0xffffff; }
+
+// AETH syndromes the responder sends (IBTA 9.7.5.1): ACK (credit field "invalid": no
+// end-to-end credits), and the NAKs PSN sequence error, invalid request, remote access
+// error, remote operational error.
+inline constexpr uint8_t kAckSyndrome = 0x1f, kNakSeq = 0x60, kNakInvReq = 0x61,
+                         kNakRemAccess = 0x62, kNakRemOp = 0x63;
+
+// PSN order for sets of PSNs less than 2^23 apart (a window of them).
+struct PsnLess {
+  bool operator()(uint32_t a, uint32_t b) const { return psn_diff(a, b) < 0; }
+};
 
 // IBTA path MTU code (IBV_MTU_*: 1 = 256 ... 5 = 4096) to bytes; 0 for a bad code.
 inline uint32_t mtu_bytes(uint8_t code) { return code >= 1 && code <= 5 ? 128u << code : 0; }
@@ -137,6 +149,10 @@ struct SendWqe {
   uint32_t read_pkts = 0;     // packets whose payload read has been issued
   std::array<Time, kReadRing> read_ready{};  // packet k's bytes are in the NIC at [k % kReadRing]
   uint32_t resp_received = 0; // READ: bytes of response data placed so far
+  // IRN: a response after a gap asks for the READ's rest again (irn_reread), once per gap
+  // (irn_reread_at: the response PSN it was asked from; PSNs are 24-bit, so ~0u is none).
+  bool irn_reread = false;
+  uint32_t irn_reread_at = ~0u;
   uint32_t last_psn() const { return psn_add(first_psn, npsn - 1); }
   // BIND_MW / LOCAL_INV: executed by the NIC when the requester reaches them; no packets.
   bool is_local_op() const {
@@ -237,6 +253,16 @@ struct Qp {
   bool sent_any = false;
   uint32_t ce_since_ack = 0;  // responder, DCTCP: CE-marked requests since our last ACK
 
+  // IRN loss recovery (irn.cpp). Requester: the PSNs after acked_psn the responder has
+  // selectively acknowledged; in recovery, the resend scan's next PSN and limit (lost
+  // packets are the unacknowledged ones below it) and the PSN whose cumulative ACK ends it.
+  std::set<uint32_t, PsnLess> irn_sacked;
+  bool irn_recovery = false;
+  mutable uint32_t irn_retx_from = 0;  // a cursor: irn_next_lost moves it past what is not lost
+  uint32_t irn_retx_limit = 0, irn_recovery_end = 0;
+  // Responder: request packets that arrived after a gap, run when it fills.
+  std::map<uint32_t, std::shared_ptr<RdmaPacket>, PsnLess> irn_held;
+
   // iWARP NICs: the QP's TCP connection and DDP/RDMAP state (sim/nic/iwarp.h), from RTR.
   std::unique_ptr<iwarp::Conn> tcp;
   bool mpa_request_seen = false;  // iWARP: the peer's MPA Request arrived (releases the Reply)
@@ -286,6 +312,9 @@ struct Hca::Impl {
   // The packet the transport is handling now (null outside receive): receive completions
   // take slid and sl from it on InfiniBand.
   const RdmaPacket* rx_pkt = nullptr;
+  // IRN: the responder is running packets a filled gap put in order (irn_receive); their
+  // own positive ACKs wait for the one that covers them all.
+  bool irn_quiet = false;
   // Events the HCA schedules hold a weak reference to this token and do nothing once the
   // Hca is gone, so an Hca may be destroyed while the engine still has its events.
   std::shared_ptr<int> alive = std::make_shared<int>(0);
@@ -369,6 +398,10 @@ struct Hca::Impl {
   void kick(Qp& qp);         // the QP has work: join the round robin
   void pump();               // transmit while the port is ready
   RdmaPacketPtr next_request(Qp& qp);   // the next packet of the QP, or null
+  // Packet k of started WQE sq[i] (a READ request: for the rest of the read from response
+  // k). `retx`: a resend. Null when the WQE failed locally (completed in error, QP in ERR).
+  RdmaPacketPtr build_request(Qp& qp, size_t i, uint32_t k, bool retx);
+  bool has_new_work(const Qp& qp) const;  // sq[tx_wqe] may send its next packet
   bool has_tx_work(const Qp& qp) const;
   void arm_ack_timer(Qp& qp);
   // Queues `len` bytes of `p`'s payload for `addr` in `mem`, coalescing with the pending run.
@@ -388,6 +421,26 @@ struct Hca::Impl {
   bool ack_upto(Qp& qp, uint32_t psn);   // implicit/explicit ACK; true on progress
   bool outstanding(const Qp& qp) const;  // started WQEs not yet done
   const AddressVector& tx_av(const Qp& qp) const;
+
+  // --- irn.cpp: IRN selective repeat (HcaConfig::loss_recovery) ---
+  bool irn(const Qp& qp) const {
+    return config.loss_recovery.mode == LossRecovery::Irn && qp.init.type == QpType::RC &&
+           !qp.tcp && !is_iwarp();
+  }
+  // The next packet to resend (WQE index and packet), if any.
+  bool irn_next_lost(const Qp& qp, size_t* wqe, uint32_t* k) const;
+  bool irn_has_retx(const Qp& qp) const;
+  RdmaPacketPtr irn_retransmit(Qp& qp);    // null when nothing is to be resent
+  bool irn_window_open(const Qp& qp) const;  // BDP-FC allows a new packet
+  Time irn_rto(const Qp& qp) const;
+  void irn_on_nack(Qp& qp, const RdmaPacket& nack);  // after the cumulative part was applied
+  void irn_on_timeout(Qp& qp);
+  void irn_on_acked(Qp& qp);     // acked_psn moved: forget SACKs, maybe leave recovery
+  void irn_on_read_gap(Qp& qp, SendWqe& w, uint32_t expected);
+  void irn_clear(Qp& qp);        // go-back-N after all (RNR), error, reset
+  // Responder: a request packet; out-of-order ones are held and NACKed, in-order ones run
+  // (handle_request) with any held ones they make in order.
+  void irn_receive(Qp& qp, const std::shared_ptr<RdmaPacket>& p);
 
   // --- pcie_hooks.cpp: the host's PCIe link (HcaConfig::pcie) ---
   // post_send: the doorbell (or BlueFlame write) and the WQE fetch; returns when the NIC
@@ -421,7 +474,8 @@ struct Hca::Impl {
   // --- responder.cpp ---
   void handle_request(Qp& qp, RdmaPacket& p);
   void handle_ud(Qp& qp, RdmaPacket& p);
-  void send_ack(Qp& qp, uint8_t syndrome, uint32_t psn);
+  // An ACK or NAK; `sack` >= 0 makes it an IRN NACK selectively acknowledging that PSN.
+  void send_ack(Qp& qp, uint8_t syndrome, uint32_t psn, int64_t sack = -1);
   bool take_recv(Qp& qp, RecvWr* wr, uint32_t* srqn);
   void recv_complete(Qp& qp, const RecvWr& wr, uint32_t srqn, WcStatus st, WcOpcode op,
                      uint32_t byte_len, uint32_t imm, uint32_t flags, uint32_t src_qp);

@@ -94,6 +94,8 @@ bool Hca::Impl::dma_hold(Qp& qp) {
   // segments (unsent data, retransmissions).
   if (qp.tcp && (qp.tcp->aborted || qp.tcp->tcp.can_send() || qp.tcp->tcp.has_unsent())) return false;
   pcie_read_ahead(qp);
+  // IRN resends first; their bytes were read the first time (as for go-back-N below).
+  if (qp.resp_queue.empty() && irn(qp) && irn_has_retx(qp)) return false;
   Time ready = 0;
   if (!qp.resp_queue.empty()) {
     ready = qp.resp_queue.front()->dma_ready;

@@ -173,6 +173,8 @@ void Hca::Impl::enter_error(Qp& qp) {
   qp.ack_timer = qp.rnr_wait = EventId{};
   qp.resp_queue.clear();
   qp.rd_atomic_held.clear();
+  qp.irn_held.clear();
+  irn_clear(qp);
   // Outstanding send WQEs complete in order with WR_FLUSH_ERR, signaled or not.
   std::deque<SendWqe> sq;
   sq.swap(qp.sq);

@@ -123,7 +123,10 @@ struct RdmaPacket final : net::Packet {
   // packet goes; dma_ready is when it has been, once the read is issued (dma_wanted false).
   bool dma_wanted = false;
   Time dma_ready = 0;
-
+  // IRN (HcaConfig::loss_recovery): a NACK's selective ACK, the PSN of the out-of-order
+  // packet that caused it (its BTH PSN is the cumulative one: the responder's expected PSN).
+  bool has_sack = false;
+  uint32_t sack_psn = 0;
 
   std::unique_ptr<net::Packet> clone() const override { return std::make_unique<RdmaPacket>(*this); }
 };

@@ -41,6 +41,13 @@ bool Hca::Impl::has_tx_work(const Qp& qp) const {
   if (!qp.resp_queue.empty()) return true;
   const QpState st = qp.attr.qp_state;
   if ((st != QpState::Rts && st != QpState::Sqd) || engine.is_pending(qp.rnr_wait)) return false;
+  if (irn(qp) && irn_has_retx(qp)) return true;
+  return has_new_work(qp);
+}
+
+bool Hca::Impl::has_new_work(const Qp& qp) const {
+  const QpState st = qp.attr.qp_state;
+  if (st != QpState::Rts && st != QpState::Sqd) return false;
   if (qp.tx_wqe >= qp.sq.size() || !qp.sq[qp.tx_wqe].eligible) return false;
   const SendWqe& w = qp.sq[qp.tx_wqe];
   if (st == QpState::Sqd && !w.started) return false;  // draining: nothing new starts
@@ -51,6 +58,7 @@ bool Hca::Impl::has_tx_work(const Qp& qp) const {
       if (qp.sq[i].is_read_or_atomic() && !qp.sq[i].done) ++n;
     if (n >= std::max<uint32_t>(qp.attr.max_rd_atomic, 1)) return false;
   }
+  if (irn(qp) && !w.is_local_op() && !irn_window_open(qp)) return false;
   return true;
 }
 
@@ -119,6 +127,10 @@ void Hca::Impl::pump() {
 // Builds the next packet of sq[tx_wqe] and advances the cursor. Returns null when the WQE
 // failed locally (it is then completed with an error and the QP is in ERR).
 RdmaPacketPtr Hca::Impl::next_request(Qp& qp) {
+  if (irn(qp)) {  // IRN: lost packets go first, then new ones as BDP-FC allows
+    if (RdmaPacketPtr p = irn_retransmit(qp)) return p;
+    if (!has_new_work(qp)) return nullptr;
+  }
   SendWqe& w = qp.sq[qp.tx_wqe];
   const WrOpcode op = w.wr.opcode;
   const bool rc = qp.init.type == QpType::RC;
@@ -171,8 +183,30 @@ RdmaPacketPtr Hca::Impl::next_request(Qp& qp) {
                  : std::max<uint32_t>(1, (w.length + mtu - 1) / mtu);
     qp.next_psn = psn_add(qp.next_psn, w.npsn);
   }
-  const uint32_t psn = psn_add(w.first_psn, qp.tx_pkt);
-  if (psn_diff(psn, qp.retx_end) < 0) counters.retransmitted_packets++;
+  const bool last = w.is_read_or_atomic() || qp.tx_pkt + 1 == w.npsn;
+  RdmaPacketPtr p = build_request(qp, qp.tx_wqe, qp.tx_pkt, false);
+  if (!p) return nullptr;
+  if (last) {
+    qp.tx_pkt = 0;
+    qp.tx_wqe++;
+    if (!rc) {  // UC and UD complete once the last packet leaves
+      w.done = true;
+      complete_acked(qp);
+    }
+  } else {
+    qp.tx_pkt++;
+  }
+  if (rc) arm_ack_timer(qp);
+  return p;
+}
+
+RdmaPacketPtr Hca::Impl::build_request(Qp& qp, size_t i, uint32_t k, bool retx) {
+  SendWqe& w = qp.sq[i];
+  const WrOpcode op = w.wr.opcode;
+  const bool rc = qp.init.type == QpType::RC;
+  const uint32_t mtu = qp.mtu;
+  const uint32_t psn = psn_add(w.first_psn, k);
+  if (retx || psn_diff(psn, qp.retx_end) < 0) counters.retransmitted_packets++;
   // A READ request covers its whole response range.
   const uint32_t end = op == WrOpcode::RdmaRead ? psn_add(w.last_psn(), 1) : psn_add(psn, 1);
   if (!qp.any_sent || psn_diff(end, qp.sent_end) > 0) qp.sent_end = end;
@@ -183,7 +217,7 @@ RdmaPacketPtr Hca::Impl::next_request(Qp& qp) {
   bool last = false;
   if (op == WrOpcode::RdmaRead) {
     // One request for the rest of the read; a resumed read starts at the PSN it resumes.
-    const uint32_t off = qp.tx_pkt * mtu;
+    const uint32_t off = k * mtu;
     p = new_packet(qp, tx_av(qp), dest, tb | ibta::kReadRequest, psn);
     p->reth = {w.wr.remote_addr + off, w.wr.rkey, w.length - std::min(off, w.length)};
     last = true;
@@ -203,16 +237,16 @@ RdmaPacketPtr Hca::Impl::next_request(Qp& qp) {
     const bool write = op == WrOpcode::RdmaWrite || op == WrOpcode::RdmaWriteWithImm;
     const bool imm = op == WrOpcode::RdmaWriteWithImm || op == WrOpcode::SendWithImm;
     const bool inv = op == WrOpcode::SendWithInv;
-    const uint32_t off = qp.tx_pkt * mtu;
+    const uint32_t off = k * mtu;
     const uint32_t len = std::min(mtu, w.length - std::min(off, w.length));
-    const bool first = qp.tx_pkt == 0;
-    last = qp.tx_pkt + 1 == w.npsn;
+    const bool first = k == 0;
+    last = k + 1 == w.npsn;
     net::Packet bytes;
     if (w.gather_by_packet) {
       // This packet's bytes, read from the MRs now (an MR deregistered since the WQE
       // started fails it as hardware's DMA read would: local protection error).
       if (!packet_bytes(qp, w, off, len, bytes)) {
-        fail_wqe(qp, qp.tx_wqe, WcStatus::LocProtErr);
+        fail_wqe(qp, i, WcStatus::LocProtErr);
         return nullptr;
       }
     } else {
@@ -238,20 +272,19 @@ RdmaPacketPtr Hca::Impl::next_request(Qp& qp) {
     p->payload_len = len;
     p->bth.solicited = last && (w.wr.send_flags & kSendSolicited);
   }
-  // ACK request: on the last packet of a message and every ack_every packets within it.
-  p->bth.ack_req = rc && (last || (qp.tx_pkt + 1) % std::max<uint32_t>(config.ack_every, 1) == 0);
+  // ACK request: on the last packet of a message and every ack_every packets within it;
+  // an IRN resend asks for one, so that the ACK of the filled gap comes at once, and with
+  // BDP-FC every half window at most, so that ACKs reopen the window before it closes.
+  uint32_t every = std::max<uint32_t>(config.ack_every, 1);
+  if (irn(qp) && config.loss_recovery.bdp_packets)
+    every = std::min(every, std::max<uint32_t>(config.loss_recovery.bdp_packets / 2, 1));
+  p->bth.ack_req = rc && (retx || last || (k + 1) % every == 0);
   finish_packet(*p);
-  if (last) {
-    qp.tx_pkt = 0;
-    qp.tx_wqe++;
-    if (!rc) {  // UC and UD complete once the last packet leaves
-      w.done = true;
-      complete_acked(qp);
-    }
-  } else {
-    qp.tx_pkt++;
+  if (irn(qp) && (op == WrOpcode::RdmaWrite || op == WrOpcode::RdmaWriteWithImm) && k > 0) {
+    // IRN places out-of-order WRITE packets directly: each carries a RETH (16 B).
+    p->wire_bytes += ibta::kRethBytes;
+    p->frame_bytes += ibta::kRethBytes;
   }
-  if (rc) arm_ack_timer(qp);
   return p;
 }
 
@@ -261,7 +294,7 @@ void Hca::Impl::arm_ack_timer(Qp& qp) {
     qp.ack_timer = EventId{};
     return;
   }
-  qp.ack_deadline = engine.now() + ack_timeout(qp.attr.timeout);
+  qp.ack_deadline = engine.now() + (irn(qp) ? irn_rto(qp) : ack_timeout(qp.attr.timeout));
   if (qp.ack_timer && qp.ack_timer_at <= qp.ack_deadline) return;  // fires early, re-arms
   engine.cancel(qp.ack_timer);
   const uint32_t qpn = qp.qpn;
@@ -289,6 +322,7 @@ void Hca::Impl::on_ack_timeout(uint32_t qpn) {
     return;
   }
   qp.retries_left--;
+  if (irn(qp)) return irn_on_timeout(qp);  // resend what was neither ACKed nor SACKed
   const SendWqe& w = qp.sq[i];
   uint32_t psn = w.first_psn;
   if (w.wr.opcode == WrOpcode::RdmaRead) {
@@ -300,6 +334,7 @@ void Hca::Impl::on_ack_timeout(uint32_t qpn) {
 }
 
 void Hca::Impl::go_back(Qp& qp, uint32_t psn) {
+  if (irn(qp)) irn_clear(qp);  // IRN after an RNR NAK: everything from psn goes again
   for (size_t i = 0; i < qp.sq.size(); ++i) {
     const SendWqe& w = qp.sq[i];
     if (!w.started) break;
@@ -319,6 +354,7 @@ bool Hca::Impl::ack_upto(Qp& qp, uint32_t psn) {
   if (psn_diff(psn, qp.next_psn) >= 0) return false;  // acknowledges nothing we sent
   bool progress = psn_diff(psn, qp.acked_psn) > 0;
   if (progress) qp.acked_psn = psn;
+  if (progress && irn(qp)) irn_on_acked(qp);
   for (SendWqe& w : qp.sq) {
     if (!w.started) break;
     if (!w.done && !w.is_read_or_atomic() && psn_diff(w.last_psn(), psn) <= 0) w.done = true;
@@ -344,8 +380,13 @@ void Hca::Impl::handle_response(Qp& qp, RdmaPacket& p) {
     if (i == qp.sq.size()) return;
     SendWqe& w = qp.sq[i];
     if (w.wr.opcode != WrOpcode::RdmaRead || w.done) return;
-    // Only the next expected response packet is accepted; others wait for a re-read.
-    if (psn != psn_add(w.first_psn, w.resp_received / qp.mtu)) return;
+    // Only the next expected response packet is accepted; others wait for a re-read (IRN
+    // asks for it at once).
+    const uint32_t expected = psn_add(w.first_psn, w.resp_received / qp.mtu);
+    if (psn != expected) {
+      if (irn(qp) && psn_diff(psn, expected) > 0) irn_on_read_gap(qp, w, expected);
+      return;
+    }
     if (!scatter(qp.init.pd, w.wr.sgl, w.resp_received, p.payload_data(), p.payload_len)) {
       fail_wqe(qp, i, WcStatus::LocProtErr);
       return;
@@ -404,7 +445,10 @@ void Hca::Impl::handle_response(Qp& qp, RdmaPacket& p) {
       return;
     } else if (kind == 3) {
       progress = ack_upto(qp, psn_add(psn, -1));
-      if (code == 0) {  // PSN sequence error: resend from psn
+      if (code == 0 && irn(qp)) {  // IRN NACK: psn is cumulative, sack_psn selective
+        counters.out_of_sequence++;
+        irn_on_nack(qp, p);
+      } else if (code == 0) {  // PSN sequence error: resend from psn
         counters.out_of_sequence++;
         if (qp.retries_left <= 0) {
           complete_acked(qp);

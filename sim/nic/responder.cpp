@@ -7,8 +7,6 @@
 namespace rdmasim::nic {
 namespace {
 
-constexpr uint8_t kAckSyndrome = 0x1f;  // ACK with "invalid credit count": no end-to-end credits
-constexpr uint8_t kNakSeq = 0x60, kNakInvReq = 0x61, kNakRemAccess = 0x62, kNakRemOp = 0x63;
 constexpr size_t kAtomicHistory = 64;   // executed atomics remembered for duplicates
 
 // The RC opcode of a READ response packet k of n.
@@ -71,10 +69,14 @@ void Hca::Impl::recv_complete(Qp& qp, const RecvWr& wr, uint32_t srqn, WcStatus 
   complete(qp.init.recv_cq, c);
 }
 
-void Hca::Impl::send_ack(Qp& qp, uint8_t syndrome, uint32_t psn) {
+void Hca::Impl::send_ack(Qp& qp, uint8_t syndrome, uint32_t psn, int64_t sack) {
   if (qp.tcp) return iwarp_control(qp, syndrome, psn);
   auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, ibta::kRc | ibta::kAcknowledge, psn);
   p->aeth = {syndrome, qp.msn & 0xffffff};
+  if (sack >= 0) {
+    p->has_sack = true;
+    p->sack_psn = static_cast<uint32_t>(sack) & 0xffffff;
+  }
   finish_packet(*p);
   echo_int(*p);
   stamp_ack(qp, *p);
@@ -169,6 +171,7 @@ void Hca::Impl::handle_request(Qp& qp, RdmaPacket& p) {
   auto rnr_nak = [&] {
     send_ack(qp, static_cast<uint8_t>(0x20 | (qp.attr.min_rnr_timer & 0x1f)), psn);
     qp.nak_sent = true;
+    qp.irn_held.clear();  // IRN: the requester goes back to psn
   };
 
   if (rc && d > 0) {  // a gap: one NAK per expected PSN, then silence until it arrives
@@ -402,7 +405,7 @@ void Hca::Impl::handle_request(Qp& qp, RdmaPacket& p) {
   qp.epsn = psn_add(psn, 1);
   qp.nak_sent = false;
   qp.since_ack++;
-  if (rc && (p.bth.ack_req || last || qp.since_ack >= config.ack_every))
+  if (rc && !irn_quiet && (p.bth.ack_req || last || qp.since_ack >= config.ack_every))
     send_ack(qp, kAckSyndrome, psn);
 }
 

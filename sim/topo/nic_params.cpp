@@ -432,6 +432,31 @@ static void read_pcie(ConfigReader& r, const json& j, const std::string& path, N
                                                  "payload bytes read ahead of the wire, 1..1048576"));
 }
 
+// "loss_recovery": "go_back_n" or "irn", or {"mode", "rto_low_us", "rto_high_us",
+// "rto_low_packets", "bdp_packets"} (nic::LossRecoveryConfig; configs/README.md).
+static void read_loss_recovery(ConfigReader& r, const json& e, const std::string& path,
+                               nic::LossRecoveryConfig& c) {
+  const char* kModes = "\"go_back_n\" or \"irn\"";
+  auto mode = [&](const json& v, const std::string& at) {
+    if (v == "go_back_n") c.mode = nic::LossRecovery::GoBackN;
+    else if (v == "irn") c.mode = nic::LossRecovery::Irn;
+    else r.error(at, v, "is not a loss recovery", kModes);
+  };
+  if (e.is_string()) return mode(e, path);
+  if (!r.object(e, path, {"mode", "rto_low_us", "rto_high_us", "rto_low_packets", "bdp_packets"})) return;
+  mode(json(r.string(e, "mode", path, "irn", kModes)), join(path, "mode"));
+  const char* us_range = "a timeout in us, 1..1000000";
+  c.rto_low = us(r.integer(e, "rto_low_us", path, c.rto_low / kMicrosecond, 1, 1'000'000, us_range));
+  c.rto_high = us(r.integer(e, "rto_high_us", path, c.rto_high / kMicrosecond, 1, 1'000'000, us_range));
+  if (c.rto_low > c.rto_high)
+    r.error(join(path, "rto_low_us"), json(c.rto_low / kMicrosecond),
+            "is above rto_high_us (" + std::to_string(c.rto_high / kMicrosecond) + ")", "rto_low_us <= rto_high_us");
+  c.rto_low_packets = static_cast<uint32_t>(r.integer(e, "rto_low_packets", path, c.rto_low_packets, 0, 1 << 20,
+                                                      "a packet count >= 0"));
+  c.bdp_packets = static_cast<uint32_t>(r.integer(e, "bdp_packets", path, c.bdp_packets, 0, 1 << 22,
+                                                  "PSNs in flight, 0 (no cap) .. 4194304"));
+}
+
 void read_nic_params(ConfigReader& r, const json& j, const std::string& path, bool ib, NicParams& p) {
   p.vendor_id = static_cast<uint32_t>(
       r.integer(j, "vendor_id", path, p.vendor_id, 0, 0xffff, "a PCI vendor id 0..65535"));
@@ -458,6 +483,13 @@ void read_nic_params(ConfigReader& r, const json& j, const std::string& path, bo
             "false or absent on an iWARP fabric");
   if (j.contains("cc")) read_cc(r, j["cc"], join(path, "cc"), p.hca.cc);
   if (j.contains("pcie")) read_pcie(r, j, path, p);
+  if (j.contains("loss_recovery")) {
+    if (p.iwarp)
+      r.error(join(path, "loss_recovery"), j["loss_recovery"], "is RC's over InfiniBand or RoCE",
+              "no \"loss_recovery\" on iWARP (TCP recovers losses; see \"tcp\")");
+    else
+      read_loss_recovery(r, j["loss_recovery"], join(path, "loss_recovery"), p.hca.loss_recovery);
+  }
   if (j.contains("tcp")) {
     if (p.iwarp)
       read_tcp(r, j["tcp"], join(path, "tcp"), p.hca.tcp);

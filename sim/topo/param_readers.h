@@ -50,7 +50,7 @@ struct NicParams {
 
 #define RDMASIM_NIC_KEYS "vendor_id", "vendor_part_id", "hw_ver", "fw_ver", "queue_kb", \
     "wqe_latency_ns", "rx_latency_ns", "ack_every", "limits", "dwrr_weights", "ib_vl_buffer_kb", "cc", "vls", "tcp", \
-    "rx_drain_gbps", "rx_buffer_kb", "pfc", "pcie"
+    "rx_drain_gbps", "rx_buffer_kb", "pfc", "pcie", "loss_recovery"
 #define RDMASIM_SWITCH_KEYS "forwarding_latency_ns", "queue_kb", "ecn", "pfc", "dwrr_weights", \
     "ib_vl_buffer_kb", "cut_through", "cut_through_header_bytes", "buffer", "vls", "ingress_arbitration"
 #define RDMASIM_LINK_KEYS "rate_gbps", "latency_ns", "loss_rate", "ber", "schedule"

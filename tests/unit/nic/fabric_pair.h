@@ -15,9 +15,11 @@ namespace rdmasim::nic::test {
 // time the transport's recovery from the first send at wqe_latency after the post (as the
 // TestWire pairs do); PCIe's own costs are checked in tests/unit/host, pcie_test.cpp here
 // and on the fabric's default timing by the study, perftest and hello checks.
-inline nlohmann::json two_host_fabric(const nlohmann::json& link0, uint64_t seed, bool pcie = false) {
+inline nlohmann::json two_host_fabric(const nlohmann::json& link0, uint64_t seed, bool pcie = false,
+                                      const nlohmann::json& nic = nlohmann::json::object()) {
   nlohmann::json c = topo::default_fabric_config();
   c["nic"]["pcie"] = pcie;
+  c["nic"].update(nic);
   c["seed"] = seed;
   c["links"][0].update(link0);
   return c;
@@ -27,9 +29,11 @@ inline nlohmann::json two_host_fabric(const nlohmann::json& link0, uint64_t seed
 struct FabricPair : PairBase {
   std::unique_ptr<topo::Fabric> fabric;
 
-  explicit FabricPair(const nlohmann::json& link0, QpParams qp = {}, uint64_t seed = 5, bool pcie = false)
+  // `nic`: NIC keys over the default fabric's (e.g. "loss_recovery").
+  explicit FabricPair(const nlohmann::json& link0, QpParams qp = {}, uint64_t seed = 5, bool pcie = false,
+                      const nlohmann::json& nic = nlohmann::json::object())
       : PairBase(net::LinkLayer::RoCEv2, seed) {
-    fabric = topo::Fabric::build(engine, two_host_fabric(link0, seed, pcie));
+    fabric = topo::Fabric::build(engine, two_host_fabric(link0, seed, pcie, nic));
     Side* sides[2] = {&a, &b};
     for (size_t i = 0; i < 2; ++i) {
       sides[i]->hca = std::make_unique<Hca>(engine, fabric->nics()[i].hca, fabric->nic_port(i));

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "sim/nic/rdma_packet.h"
@@ -16,8 +17,9 @@
 
 namespace rdmasim::nic::test {
 
-// The sending side of one port: always ready, no serialization, a fixed flight delay.
-// `drop` decides per packet whether the wire loses it.
+// The sending side of one port: always ready, a fixed flight delay and, with `serialize`
+// set, a FIFO at that rate (each packet takes tx_time(rate, wire bytes) after the one
+// before; otherwise no serialization). `drop` decides per packet whether the wire loses it.
 class TestWire final : public net::Transmitter {
  public:
   TestWire(Engine& e, Time delay) : engine_(e), delay_(delay) {}
@@ -28,9 +30,15 @@ class TestWire final : public net::Transmitter {
     sent.push_back(p->bth.opcode);
     sent_at.push_back(engine_.now());
     dest_qps.push_back(p->bth.dest_qp);
+    psns.push_back(p->bth.psn);
+    Time done = engine_.now();
+    if (serialize) {
+      done = std::max(done, busy_until_) + tx_time(*serialize, p->wire_bytes);
+      busy_until_ = done;
+    }
     if (drop && drop(*p)) return;
     std::shared_ptr<nic::RdmaPacket> sp(p.release());
-    engine_.schedule_in(delay_, [this, sp] { peer_->receive(sp->clone(), 0); });
+    engine_.schedule_in(done - engine_.now() + delay_, [this, sp] { peer_->receive(sp->clone(), 0); });
   }
   void set_ready_callback(std::function<void()> cb) override { ready_cb_ = std::move(cb); }
   Rate rate() const override { return Rate::gbps(100); }
@@ -43,6 +51,8 @@ class TestWire final : public net::Transmitter {
 
   bool open = true;  // ready() for every priority
   std::function<bool(const nic::RdmaPacket&)> drop;
+  std::optional<Rate> serialize;
+  std::vector<uint32_t> psns;  // BTH PSN in send order
   std::vector<uint32_t> dest_qps;  // BTH dest QP in send order
   std::vector<uint8_t> sent;  // BTH opcodes in send order
   std::vector<Time> sent_at;  // when each was sent
@@ -52,6 +62,7 @@ class TestWire final : public net::Transmitter {
   Time delay_;
   net::Node* peer_ = nullptr;
   std::function<void()> ready_cb_;
+  Time busy_until_ = 0;
 };
 
 // Memory whose pages vanished after registration (the owning process unmapped them):
@@ -205,11 +216,11 @@ struct Pair : PairBase {
   static constexpr uint32_t kIpA = 0x0a000001, kIpB = 0x0a000002;
 
   explicit Pair(QpParams qp = {}, Time delay = us(1),
-                net::LinkLayer ll = net::LinkLayer::RoCEv2)
+                net::LinkLayer ll = net::LinkLayer::RoCEv2, const HcaConfig& base = {})
       : PairBase(ll) {
     a.wire = std::make_unique<TestWire>(engine, delay);
     b.wire = std::make_unique<TestWire>(engine, delay);
-    HcaConfig ca, cb;
+    HcaConfig ca = base, cb = base;
     const bool ib = ll == net::LinkLayer::InfiniBand;
     ca.address = addr_a = ib ? 1 : kIpA;
     cb.address = addr_b = ib ? 2 : kIpB;

@@ -132,3 +132,42 @@ TEST_CASE("config: ECN per class — classes that mark, and per_class ramps") {
   c["switch"]["ecn"]["classes"] = {3, 3};
   CHECK(first_error(c) == "fabric.switch.ecn.classes[1]: 3 is a duplicate; expected distinct traffic classes");
 }
+
+TEST_CASE("config: loss_recovery — go_back_n by default, irn with its parameters, errors named") {
+  json c = topo::default_fabric_config();
+  {
+    Engine e;
+    auto f = topo::Fabric::build(e, c);
+    CHECK(f->nics()[0].hca.loss_recovery.mode == nic::LossRecovery::GoBackN);
+  }
+  c["nic"]["loss_recovery"] = "irn";
+  {
+    Engine e;
+    auto f = topo::Fabric::build(e, c);
+    const nic::LossRecoveryConfig& lr = f->nics()[1].hca.loss_recovery;
+    CHECK(lr.mode == nic::LossRecovery::Irn);
+    CHECK(lr.rto_low == us(100));  // the IRN paper's RTO_low and RTO_high, N = 3
+    CHECK(lr.rto_high == us(320));
+    CHECK(lr.rto_low_packets == 3);
+    CHECK(lr.bdp_packets == 0);
+  }
+  c["nic"]["loss_recovery"] = {{"rto_low_us", 50}, {"bdp_packets", 110}};
+  {
+    Engine e;
+    auto f = topo::Fabric::build(e, c);
+    const nic::LossRecoveryConfig& lr = f->nics()[0].hca.loss_recovery;
+    CHECK(lr.mode == nic::LossRecovery::Irn);  // an object means irn unless "mode" says otherwise
+    CHECK(lr.rto_low == us(50));
+    CHECK(lr.bdp_packets == 110);
+  }
+  c["nic"]["loss_recovery"] = "selective";
+  CHECK(first_error(c) ==
+        "fabric.nic.loss_recovery: \"selective\" is not a loss recovery; expected \"go_back_n\" or \"irn\"");
+  c["nic"]["loss_recovery"] = {{"rto_low_us", 400}};
+  CHECK(first_error(c) == "fabric.nic.loss_recovery.rto_low_us: 400 is above rto_high_us (320); expected rto_low_us <= rto_high_us");
+  c["nic"]["loss_recovery"] = {{"window", 4}};
+  CHECK(has_error(c, "fabric.nic.loss_recovery.window"));
+  json iw = load("iwarp.json");
+  iw["nic"]["loss_recovery"] = "irn";
+  CHECK(has_error(iw, "fabric.nic.loss_recovery: \"irn\" is RC's over InfiniBand or RoCE"));
+}
