@@ -64,6 +64,33 @@ std::vector<double> aggregate_goodput(const StudySpec& spec, const StudyResult& 
   return g;
 }
 
+std::vector<std::vector<double>> flow_goodput_percentiles(const StudySpec& spec, const StudyResult& result,
+                                                           const std::vector<double>& ps, size_t group) {
+  group = std::max<size_t>(group, 1);
+  size_t bins = 0;
+  for (const FlowResult& r : result.flows) bins = std::max(bins, r.rx_bins.size());
+  const size_t n = (bins + group - 1) / group;
+  std::vector<std::vector<double>> out(ps.size(), std::vector<double>(n, std::nan("")));
+  const Time width = spec.goodput_bin * static_cast<Time>(group);
+  const double per_interval = 8 / to_ns(width);  // bytes per interval -> Gb/s
+  std::vector<double> g;
+  for (size_t i = 0; i < n; ++i) {
+    const Time from = width * static_cast<Time>(i), to = from + width;
+    g.clear();
+    for (size_t k = 0; k < result.flows.size(); ++k) {
+      const FlowResult& r = result.flows[k];
+      if (spec.flows[k].start > from || (r.finish >= 0 && r.finish < to)) continue;
+      uint64_t bytes = 0;
+      for (size_t b = i * group; b < std::min((i + 1) * group, r.rx_bins.size()); ++b) bytes += r.rx_bins[b];
+      g.push_back(static_cast<double>(bytes) * per_interval);
+    }
+    if (g.empty()) continue;
+    std::sort(g.begin(), g.end());
+    for (size_t j = 0; j < ps.size(); ++j) out[j][i] = percentile(g, ps[j]);
+  }
+  return out;
+}
+
 std::vector<double> thin_mean(const std::vector<double>& v, size_t n, size_t* factor) {
   const size_t g = std::max<size_t>(1, (v.size() + n - 1) / std::max<size_t>(1, n));
   *factor = g;

@@ -54,6 +54,14 @@ nlohmann::json headline_json(const Headline& h);
 // The aggregate goodput (Gb/s) per goodput bin over all flows.
 std::vector<double> aggregate_goodput(const StudySpec& spec, const StudyResult& result);
 
+// Per-flow goodput percentiles over time, in intervals of `group` goodput bins: for each
+// interval, the p-th percentile (as percentile() takes it) of the goodput (Gb/s, payload
+// over the interval) of the flows that ran through the whole interval (started at or
+// before it, not finished before its end), one vector per entry of `ps`. An interval no
+// flow ran through gets NaN (no point is drawn there).
+std::vector<std::vector<double>> flow_goodput_percentiles(const StudySpec& spec, const StudyResult& result,
+                                                           const std::vector<double>& ps, size_t group = 1);
+
 // At most `n` points: groups of consecutive values replaced by their mean; *factor gets the
 // group size (the new bin width is factor x the old).
 std::vector<double> thin_mean(const std::vector<double>& v, size_t n, size_t* factor);

@@ -1,6 +1,7 @@
-// Rates over time: the aggregate goodput with the slowest flows', and the sending rate that
-// congestion control set on each flow's QP.
+// Rates over time: the aggregate goodput with the slowest flows' (with many flows, also
+// per-flow percentiles), and the sending rate that congestion control set on each flow's QP.
 #include <algorithm>
+#include <cmath>
 
 #include "lib/study/figures.h"
 #include "lib/study/report/sections.h"
@@ -21,20 +22,69 @@ std::vector<std::pair<double, double>> points(const std::vector<double>& v, doub
   return out;
 }
 
+std::vector<double> flow_series(const StudySpec& spec, const StudyResult& result, size_t k) {
+  std::vector<double> g;
+  for (uint64_t b : result.flows[k].rx_bins) g.push_back(static_cast<double>(b) * 8 / to_ns(spec.goodput_bin));
+  return g;
+}
+
+// Up to kTopFlows flows: the sum and each flow on one plot. More: the sum alone (its scale
+// would flatten every flow), then a per-flow plot: the p5, median and p95 across the flows
+// running in each interval (how evenly they share), and the kTopFlows slowest flows.
 std::string goodput(const StudySpec& spec, const StudyResult& result) {
   const double bin_us = to_us(spec.goodput_bin);
+  const bool many = spec.flows.size() > kTopFlows;
   std::vector<svg::Series> s;
   s.push_back({"all flows (sum)", points(aggregate_goodput(spec, result), bin_us), true, true});
-  const bool many = spec.flows.size() > kTopFlows;
-  for (size_t k : slowest_flows(spec, result, kTopFlows)) {
-    std::vector<double> g;
-    for (uint64_t b : result.flows[k].rx_bins) g.push_back(static_cast<double>(b) * 8 / to_ns(spec.goodput_bin));
-    s.push_back({spec.flows[k].name, points(g, bin_us), true});
+  if (many) {
+    std::string o = svg::figure(
+        svg::line_plot("goodput", {"Goodput: all " + std::to_string(spec.flows.size()) + " flows summed", "time (us)",
+                                   "Gb/s (payload at the receiver)"},
+                       s),
+        "the sum against the fabric's capacity for this traffic (how well the fabric is used), and when it falls "
+        "off: the tail of slow flows.");
+    // Intervals of `group` bins, at most kFlowPoints of them: a flow's goodput over a
+    // single short bin is a packet or none, too coarse to read.
+    constexpr size_t kFlowPoints = 100, kSlowLines = 3;
+    size_t bins = 0;
+    for (const FlowResult& r : result.flows) bins = std::max(bins, r.rx_bins.size());
+    const size_t group = std::max<size_t>(1, (bins + kFlowPoints - 1) / kFlowPoints);
+    const double width_us = bin_us * static_cast<double>(group);
+    std::vector<svg::Series> f;
+    const std::vector<double> ps = {5, 50, 95};
+    const char* names[] = {"p5 of the running flows", "median", "p95"};
+    const auto pct = flow_goodput_percentiles(spec, result, ps, group);
+    for (size_t j = 0; j < ps.size(); ++j) {
+      svg::Series line{names[j], {}, true, j == 1};
+      for (size_t i = 0; i < pct[j].size(); ++i)
+        if (!std::isnan(pct[j][i])) line.points.emplace_back(width_us * static_cast<double>(i), pct[j][i]);
+      f.push_back(std::move(line));
+    }
+    for (size_t k : slowest_flows(spec, result, kSlowLines)) {
+      const std::vector<uint64_t>& rx = result.flows[k].rx_bins;
+      svg::Series line{spec.flows[k].name, {}, true};
+      for (size_t i = 0; i * group < rx.size(); ++i) {
+        uint64_t bytes = 0;
+        for (size_t b = i * group; b < std::min((i + 1) * group, rx.size()); ++b) bytes += rx[b];
+        line.points.emplace_back(width_us * static_cast<double>(i), static_cast<double>(bytes) * 8 / (width_us * 1e3));
+      }
+      f.push_back(std::move(line));
+    }
+    return o + svg::figure(
+                   svg::line_plot("flow_goodput",
+                                  {"Per-flow goodput over " + svg::num(width_us) +
+                                       " us: percentiles across the flows running, and the " +
+                                       std::to_string(kSlowLines) + " slowest flows",
+                                   "time (us)", "Gb/s per flow"},
+                                  f),
+                   "the band between p5 and p95: narrow means the running flows share evenly; a slow flow's line "
+                   "below p5 for long is a flow the others starve (an ECMP collision or a paused path).");
   }
-  const std::string title = many ? "Goodput: all flows summed, and the " + std::to_string(kTopFlows) +
-                                       " slowest of " + std::to_string(spec.flows.size()) + " flows"
-                                 : "Goodput: all flows summed, and each flow";
-  return svg::figure(svg::line_plot("goodput", {title, "time (us)", "Gb/s (payload at the receiver)"}, s),
+  for (size_t k : slowest_flows(spec, result, kTopFlows))
+    s.push_back({spec.flows[k].name, points(flow_series(spec, result, k), bin_us), true});
+  return svg::figure(svg::line_plot("goodput", {"Goodput: all flows summed, and each flow", "time (us)",
+                                                "Gb/s (payload at the receiver)"},
+                                    s),
                      "the bold sum against the bottleneck's rate (how well the fabric is used), then whether the "
                      "thin lines share it evenly or one flow starves while others run.");
 }

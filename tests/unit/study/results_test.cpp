@@ -2,6 +2,7 @@
 // port watch's byte series and PFC pause intervals, each against values worked out here.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "lib/study/figures.h"
@@ -41,6 +42,41 @@ TEST_CASE("results: slowdown buckets, one per size when few sizes, equal counts 
   size_t with7 = 0;
   for (const SlowdownBucket& k : b) with7 += k.min_bytes <= 7 && 7 <= k.max_bytes;
   CHECK(with7 == 1);
+}
+
+TEST_CASE("results: per-flow goodput percentiles count the flows running through each interval") {
+  // Goodput bins of 1 us; 1000 B in one bin is 1000 x 8 bit / 1 us = 8 Gb/s.
+  StudySpec spec;
+  spec.goodput_bin = us(1);
+  spec.flows.resize(3);
+  StudyResult r;
+  r.flows.resize(3);
+  r.flows[0].rx_bins = {1000, 2000, 3000, 4000};
+  r.flows[0].finish = us(4);              // ran through bins 0..3
+  r.flows[1].rx_bins = {0, 0, 1000, 1000};
+  spec.flows[1].start = us(2);            // from bin 2 on (never finished: to the end)
+  r.flows[2].rx_bins = {500, 500};
+  r.flows[2].finish = us(1) + ns(500);    // finished inside bin 1: only bin 0 counts
+  const auto p = flow_goodput_percentiles(spec, r, {0, 50, 100});
+  REQUIRE(p.size() == 3);
+  REQUIRE(p[0].size() == 4);
+  // Bin 0: flows 0 and 2 (8 and 4 Gb/s): sorted {4, 8}; p0 index 0, p50 index 1, p100 index 1.
+  CHECK(p[0][0] == 4);
+  CHECK(p[1][0] == 8);
+  // Bin 1: flow 0 alone (16 Gb/s). Bin 2: flows 0 (24) and 1 (8). Bin 3: 32 and 8.
+  CHECK(p[1][1] == 16);
+  CHECK(p[0][2] == 8);
+  CHECK(p[2][2] == 24);
+  CHECK(p[2][3] == 32);
+  // Intervals of 2 bins: [0, 2 us) has flow 0 only (flow 2 finished inside it): 3000 B over
+  // 2 us = 12 Gb/s; [2, 4 us) flows 0 (7000 B: 28 Gb/s) and 1 (2000 B: 8 Gb/s).
+  const auto q = flow_goodput_percentiles(spec, r, {50}, 2);
+  REQUIRE(q[0].size() == 2);
+  CHECK(q[0][0] == 12);
+  CHECK(q[0][1] == 28);  // sorted {8, 28}: index floor(0.5 x 2) = 1
+  // No flow runs through an interval: NaN, no point.
+  spec.flows[0].start = spec.flows[1].start = spec.flows[2].start = us(10);
+  CHECK(std::isnan(flow_goodput_percentiles(spec, r, {50})[0][0]));
 }
 
 TEST_CASE("results: a PFC frame refreshing a pause before it ends makes one interval; XON ends it") {
