@@ -118,25 +118,43 @@ std::string cc_rates(const StudySpec& spec, const StudyResult& result) {
     tmax = std::max(tmax, (*q)["samples"].back()[0].get<double>());
   }
   if (with == 0) return "";
+  // A rate holds until its next sample: draw every QP's to the end of the run.
+  tmax = std::max(tmax, to_us(result.end));
   std::vector<svg::Series> s;
-  // The mean over every flow's QP on a common grid of 200 instants.
+  // The mean over every flow's QP on a common grid of 200 instants; with more than kTopFlows
+  // QPs also the p5 and p95 across them, and only the 3 slowest flows' QPs.
+  const bool many = with > kTopFlows;
   svg::Series mean{"mean of " + std::to_string(with) + " QPs", {}, true, true};
+  svg::Series p5{"p5 across QPs", {}, true}, p95{"p95 across QPs", {}, true};
   // A QP's rate at t is its last sample at or before t (its first before that).
-  std::vector<double> sum(201, 0);
+  constexpr size_t kGrid = 200;
+  std::vector<std::vector<double>> at(kGrid + 1);
   for (const json* q : qps) {
     if (!q) continue;
     const json& samples = (*q)["samples"];
     size_t j = 0;
-    for (size_t i = 0; i < sum.size(); ++i) {
-      const double t = tmax * static_cast<double>(i) / 200;
+    for (size_t i = 0; i <= kGrid; ++i) {
+      const double t = tmax * static_cast<double>(i) / kGrid;
       while (j + 1 < samples.size() && samples[j + 1][0].get<double>() <= t) ++j;
-      sum[i] += samples[j][1].get<double>();
+      at[i].push_back(samples[j][1].get<double>());
     }
   }
-  for (size_t i = 0; i < sum.size(); ++i)
-    mean.points.emplace_back(tmax * static_cast<double>(i) / 200, sum[i] / static_cast<double>(with));
+  for (size_t i = 0; i <= kGrid; ++i) {
+    const double t = tmax * static_cast<double>(i) / kGrid;
+    double sum = 0;
+    for (double v : at[i]) sum += v;
+    mean.points.emplace_back(t, sum / static_cast<double>(with));
+    if (!many) continue;
+    std::sort(at[i].begin(), at[i].end());
+    p5.points.emplace_back(t, percentile(at[i], 5));
+    p95.points.emplace_back(t, percentile(at[i], 95));
+  }
   s.push_back(mean);
-  for (size_t k : slowest_flows(spec, result, kTopFlows)) {
+  if (many) {
+    s.push_back(p5);
+    s.push_back(p95);
+  }
+  for (size_t k : slowest_flows(spec, result, many ? 3 : kTopFlows)) {
     if (!qps[k]) continue;
     svg::Series one{spec.flows[k].name, {}, true};
     const json& samples = (*qps[k])["samples"];
@@ -146,7 +164,9 @@ std::string cc_rates(const StudySpec& spec, const StudyResult& result) {
     s.push_back(one);
   }
   return svg::figure(
-      svg::line_plot("cc_rates", {"Sending rate set by " + algorithm + " per QP (mean, and the slowest flows)",
+      svg::line_plot("cc_rates", {"Sending rate set by " + algorithm + " per QP (" +
+                                      (many ? "mean, p5 and p95 across QPs" : std::string("mean")) +
+                                      ", and the slowest flows)",
                                   "time (us)", "Gb/s"},
                      s),
       "the cut when congestion is first signalled, then whether the rates climb back and settle near an equal "
