@@ -162,6 +162,8 @@ class CmAgent {
   int iw_disconnect(Key k, Id& id);
   void iw_leave(Id& id);
   void on_iw(size_t nic, const nic::IwarpCmSegment& s);
+  // The id listening for iWARP connections to `port` of `nic` (Key{} when none).
+  Key iw_listener(size_t nic, uint16_t port) const;
   void iw_on_syn(size_t nic, size_t from, const nic::IwarpCmSegment& s);
   void iw_on_request(size_t nic, size_t from, const nic::IwarpCmSegment& s);
   void iw_on_reply(Key k, Id& id, const nic::IwarpCmSegment& s);

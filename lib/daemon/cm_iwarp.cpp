@@ -44,6 +44,18 @@ using Seg = nic::IwarpCmSegment;
 
 Time iba_time(uint8_t t) { return ns(4096) << std::min<uint8_t>(t, 31); }
 
+// A segment answering `s` on its connection (the ports as `s` has them, seen from the side
+// that received it): flags, sequence and acknowledgement numbers.
+Seg answer(const Seg& s, uint8_t flags, uint32_t seq, uint32_t ack) {
+  Seg a;
+  a.local_port = s.local_port;
+  a.peer_port = s.peer_port;
+  a.seq = seq;
+  a.ack = ack;
+  a.flags = flags;
+  return a;
+}
+
 const char* name(const Seg& s) {
   if (s.mpa == Seg::Mpa::Request) return "MPA Request";
   if (s.mpa == Seg::Mpa::Reply) return "MPA Reply";
@@ -181,15 +193,7 @@ void CmAgent::on_iw(size_t nic, const Seg& s) {
     if (auto c = iw_closing_.find({nic, from, s.local_port, s.peer_port}); c != iw_closing_.end()) {
       // Our FIN went before the id was destroyed: the peer's FIN is ACKed (TIME-WAIT), a
       // RST just ends it; anything else (the peer's last data, ACKs) is absorbed.
-      if (s.flags & nic::kTcpFin) {
-        Seg ack;
-        ack.local_port = s.local_port;
-        ack.peer_port = s.peer_port;
-        ack.seq = c->second;
-        ack.ack = s.seq + s.len() + 1;
-        ack.flags = nic::kTcpAck;
-        iw_transmit(nic, from, ack);
-      }
+      if (s.flags & nic::kTcpFin) iw_transmit(nic, from, answer(s, nic::kTcpAck, c->second, s.seq + s.len() + 1));
       if (s.flags & (nic::kTcpFin | nic::kTcpRst)) iw_closing_.erase(c);
       return;
     }
@@ -198,13 +202,7 @@ void CmAgent::on_iw(size_t nic, const Seg& s) {
       return;
     }
     // RFC 793 3.4: a segment for no connection is answered with a RST.
-    Seg rst;
-    rst.local_port = s.local_port;
-    rst.peer_port = s.peer_port;
-    rst.seq = s.ack;
-    rst.ack = s.seq + s.len();
-    rst.flags = nic::kTcpRst | nic::kTcpAck;
-    iw_transmit(nic, from, rst);
+    iw_transmit(nic, from, answer(s, nic::kTcpRst | nic::kTcpAck, s.ack, s.seq + s.len()));
     return;
   }
   Id& id = ids_.at(k);
@@ -231,48 +229,33 @@ void CmAgent::on_iw(size_t nic, const Seg& s) {
   // A pure ACK (of our Request or Reply): TCP's business, nothing for the CM.
 }
 
+CmAgent::Key CmAgent::iw_listener(size_t nic, uint16_t port) const {
+  for (const auto& [lk, l] : ids_)
+    if (l.state == State::Listen && l.ps != kPsUdp && l.ps != kPsIpoib && ntohs(l.src.port) == port &&
+        host_of(lk.first) == fabric_.nics()[nic].host && (l.nic == SIZE_MAX || l.nic == nic))
+      return lk;
+  return Key{};
+}
+
 void CmAgent::iw_on_syn(size_t nic, size_t from, const Seg& s) {
   const std::tuple<size_t, size_t, uint16_t, uint16_t> t{nic, from, s.local_port, s.peer_port};
-  Seg ans;
-  ans.local_port = s.local_port;
-  ans.peer_port = s.peer_port;
-  ans.ack = s.seq + 1;
   auto half = iw_half_open_.find(t);
-  bool listening = false;
-  for (const auto& [lk, l] : ids_)
-    if (l.state == State::Listen && l.ps != kPsUdp && l.ps != kPsIpoib && ntohs(l.src.port) == s.local_port &&
-        host_of(lk.first) == fabric_.nics()[nic].host && (l.nic == SIZE_MAX || l.nic == nic))
-      listening = true;
-  if (!listening && half == iw_half_open_.end()) {
+  if (iw_listener(nic, s.local_port) == Key{} && half == iw_half_open_.end()) {
     spdlog::info("rdmasim: cm: SYN from {} to {} port {}: no listener, RST", fabric_.nics()[from].host,
                  fabric_.nics()[nic].host, s.local_port);
-    ans.flags = nic::kTcpRst | nic::kTcpAck;
-    iw_transmit(nic, from, ans);
+    iw_transmit(nic, from, answer(s, nic::kTcpRst | nic::kTcpAck, 0, s.seq + 1));
     return;
   }
   if (half == iw_half_open_.end())
     half = iw_half_open_.emplace(t, std::pair(new_iss(nic, s.local_port, s.peer_port), s.seq)).first;
-  ans.seq = half->second.first;
-  ans.flags = nic::kTcpSyn | nic::kTcpAck;
-  iw_transmit(nic, from, ans);
+  iw_transmit(nic, from, answer(s, nic::kTcpSyn | nic::kTcpAck, half->second.first, s.seq + 1));
 }
 
 void CmAgent::iw_on_request(size_t nic, size_t from, const Seg& s) {
   auto half = iw_half_open_.find({nic, from, s.local_port, s.peer_port});
-  Key listener{};
-  for (const auto& [lk, l] : ids_)
-    if (l.state == State::Listen && l.ps != kPsUdp && l.ps != kPsIpoib && ntohs(l.src.port) == s.local_port &&
-        host_of(lk.first) == fabric_.nics()[nic].host && (l.nic == SIZE_MAX || l.nic == nic)) {
-      listener = lk;
-      break;
-    }
+  const Key listener = iw_listener(nic, s.local_port);
   if (half == iw_half_open_.end() || listener == Key{} || s.seq != half->second.second + 1) {
-    Seg rst;
-    rst.local_port = s.local_port;
-    rst.peer_port = s.peer_port;
-    rst.seq = s.ack;
-    rst.flags = nic::kTcpRst;
-    iw_transmit(nic, from, rst);
+    iw_transmit(nic, from, answer(s, nic::kTcpRst, s.ack, 0));
     if (half != iw_half_open_.end()) iw_half_open_.erase(half);
     return;
   }
