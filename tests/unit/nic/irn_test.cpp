@@ -34,8 +34,8 @@ HcaConfig config_of(LossRecovery mode, uint32_t bdp = 0) {
 // A RoCE pair whose wires serialize at 100 Gb/s; a's wire drops each PSN of `lose` once.
 struct LossyPair : Pair {
   std::set<uint32_t> lose;
-  LossyPair(LossRecovery mode, QpParams q = {}, uint32_t bdp = 0)
-      : Pair(q, kDelay, net::LinkLayer::RoCEv2, config_of(mode, bdp)) {
+  LossyPair(LossRecovery mode, QpParams q = {}, uint32_t bdp = 0, net::LinkLayer ll = net::LinkLayer::RoCEv2)
+      : Pair(q, kDelay, ll, config_of(mode, bdp)) {
     a.wire->serialize = b.wire->serialize = kRate;
     a.wire->drop = [this](const RdmaPacket& p) { return lose.erase(p.bth.psn) > 0; };
   }
@@ -59,8 +59,9 @@ struct WriteRun {
   Time done = 0, last_send = 0;
   HcaCounters counters;
 };
-WriteRun run_write(LossRecovery mode, std::set<uint32_t> lost_k, uint32_t packets = 64) {
-  LossyPair p(mode);
+WriteRun run_write(LossRecovery mode, std::set<uint32_t> lost_k, uint32_t packets = 64,
+                   net::LinkLayer ll = net::LinkLayer::RoCEv2) {
+  LossyPair p(mode, {}, 0, ll);
   for (uint32_t k : lost_k) p.lose.insert(p.psn(k));
   auto src = pattern(packets * 4096, 5);
   std::vector<uint8_t> dst(src.size(), 0);
@@ -100,6 +101,18 @@ TEST_CASE("irn: one lost packet of a 64-packet WRITE is the only one resent, and
   const WriteRun gbn = run_write(LossRecovery::GoBackN, {10});
   CHECK(gbn.counters.retransmitted_packets == 54);
   CHECK(gbn.done - gbn_clean.done >= 53 * tx_time(kRate, 4178));  // 4178: no RETH in the middle
+}
+
+TEST_CASE("irn: on InfiniBand too, one lost packet is the only one resent") {
+  // The same 64-packet WRITE on IB (no GRH: LRH 8 + BTH 12 + RETH 16 + 4096 + ICRC 4 +
+  // VCRC 2 = 4138 B per middle packet): packet 10 lost, packet 10 alone resent, one IB
+  // packet time later than without the loss (plus at most one ACK: LRH 8 + BTH 12 + AETH 4 +
+  // ICRC 4 + VCRC 2 = 30 B).
+  const WriteRun clean = run_write(LossRecovery::Irn, {}, 64, net::LinkLayer::InfiniBand);
+  const WriteRun lossy = run_write(LossRecovery::Irn, {10}, 64, net::LinkLayer::InfiniBand);
+  CHECK(lossy.counters.retransmitted_packets == 1);
+  CHECK(lossy.done - clean.done >= tx_time(kRate, 4138));
+  CHECK(lossy.done - clean.done <= tx_time(kRate, 4138) + tx_time(kRate, 30));
 }
 
 TEST_CASE("irn: several losses in one window are each resent once; SEND receives complete in order, intact") {
