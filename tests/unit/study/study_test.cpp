@@ -344,13 +344,14 @@ void check_incast(const IncastOutputs& o, net::LinkLayer ll) {
   const uint64_t hwm = fab["sw0/15"]["classes"]["0"]["queue_max_bytes"].get<uint64_t>();
   CHECK(peak <= hwm);
   CHECK(peak + 3 * wire >= hwm);
-  // report.html: self-contained; goodput, FCT CDF, FCT vs size, slowdown buckets and queues
-  // always, the PFC pause timeline where PFC paused a port (RoCE; IB has credits instead);
-  // no CC rate and no link heat map (no CC, no observe.link_sample_ns in these studies).
+  // report.html: self-contained; goodput, per-flow goodput (15 flows: more than the 8 drawn
+  // one by one), FCT CDF, FCT vs size, slowdown buckets and queues always, the PFC pause
+  // timeline where PFC paused a port (RoCE; IB has credits instead); no CC rate and no link
+  // heat map (no CC, no observe.link_sample_ns in these studies).
   size_t svgs = 0;
   for (size_t p = o.html.find("<svg"); p != std::string::npos; p = o.html.find("<svg", p + 1)) ++svgs;
-  CHECK(svgs == (ll == net::LinkLayer::RoCEv2 ? 6u : 5u));
-  for (const char* id : {"goodput", "fct_cdf", "fct_size", "slowdown_buckets", "queues"})
+  CHECK(svgs == (ll == net::LinkLayer::RoCEv2 ? 7u : 6u));
+  for (const char* id : {"goodput", "flow_goodput", "fct_cdf", "fct_size", "slowdown_buckets", "queues"})
     CHECK(o.html.find(std::string("id=\"") + id + "\"") != std::string::npos);
   CHECK((o.html.find("id=\"pauses\"") != std::string::npos) == (ll == net::LinkLayer::RoCEv2));
   CHECK(o.html.find("<script") == std::string::npos);
