@@ -64,29 +64,42 @@ std::vector<double> aggregate_goodput(const StudySpec& spec, const StudyResult& 
   return g;
 }
 
+size_t goodput_bins(const StudyResult& result) {
+  size_t bins = 0;
+  for (const FlowResult& r : result.flows) bins = std::max(bins, r.rx_bins.size());
+  return bins;
+}
+
+std::vector<double> flow_goodput(const StudySpec& spec, const FlowResult& r, size_t group) {
+  group = std::max<size_t>(group, 1);
+  const double per_interval = 8 / to_ns(spec.goodput_bin * static_cast<Time>(group));  // bytes -> Gb/s
+  std::vector<double> g((r.rx_bins.size() + group - 1) / group, 0);
+  for (size_t b = 0; b < r.rx_bins.size(); ++b) g[b / group] += static_cast<double>(r.rx_bins[b]);
+  for (double& v : g) v *= per_interval;
+  return g;
+}
+
 std::vector<std::vector<double>> flow_goodput_percentiles(const StudySpec& spec, const StudyResult& result,
                                                            const std::vector<double>& ps, size_t group) {
   group = std::max<size_t>(group, 1);
-  size_t bins = 0;
-  for (const FlowResult& r : result.flows) bins = std::max(bins, r.rx_bins.size());
-  const size_t n = (bins + group - 1) / group;
-  std::vector<std::vector<double>> out(ps.size(), std::vector<double>(n, std::nan("")));
+  const size_t n = (goodput_bins(result) + group - 1) / group;
   const Time width = spec.goodput_bin * static_cast<Time>(group);
-  const double per_interval = 8 / to_ns(width);  // bytes per interval -> Gb/s
-  std::vector<double> g;
-  for (size_t i = 0; i < n; ++i) {
-    const Time from = width * static_cast<Time>(i), to = from + width;
-    g.clear();
-    for (size_t k = 0; k < result.flows.size(); ++k) {
-      const FlowResult& r = result.flows[k];
+  // Each interval's goodputs of the flows running through it.
+  std::vector<std::vector<double>> running(n);
+  for (size_t k = 0; k < result.flows.size(); ++k) {
+    const FlowResult& r = result.flows[k];
+    const std::vector<double> g = flow_goodput(spec, r, group);
+    for (size_t i = 0; i < n; ++i) {
+      const Time from = width * static_cast<Time>(i), to = from + width;
       if (spec.flows[k].start > from || (r.finish >= 0 && r.finish < to)) continue;
-      uint64_t bytes = 0;
-      for (size_t b = i * group; b < std::min((i + 1) * group, r.rx_bins.size()); ++b) bytes += r.rx_bins[b];
-      g.push_back(static_cast<double>(bytes) * per_interval);
+      running[i].push_back(i < g.size() ? g[i] : 0);
     }
-    if (g.empty()) continue;
-    std::sort(g.begin(), g.end());
-    for (size_t j = 0; j < ps.size(); ++j) out[j][i] = percentile(g, ps[j]);
+  }
+  std::vector<std::vector<double>> out(ps.size(), std::vector<double>(n, std::nan("")));
+  for (size_t i = 0; i < n; ++i) {
+    if (running[i].empty()) continue;
+    std::sort(running[i].begin(), running[i].end());
+    for (size_t j = 0; j < ps.size(); ++j) out[j][i] = percentile(running[i], ps[j]);
   }
   return out;
 }

@@ -54,6 +54,13 @@ nlohmann::json headline_json(const Headline& h);
 // The aggregate goodput (Gb/s) per goodput bin over all flows.
 std::vector<double> aggregate_goodput(const StudySpec& spec, const StudyResult& result);
 
+// The goodput bins of the longest flow series.
+size_t goodput_bins(const StudyResult& result);
+
+// One flow's goodput (Gb/s, payload at the receiver) in intervals of `group` goodput bins,
+// from t = 0 (a short last interval counts its missing bins as empty).
+std::vector<double> flow_goodput(const StudySpec& spec, const FlowResult& r, size_t group = 1);
+
 // Per-flow goodput percentiles over time, in intervals of `group` goodput bins: for each
 // interval, the p-th percentile (as percentile() takes it) of the goodput (Gb/s, payload
 // over the interval) of the flows that ran through the whole interval (started at or

@@ -22,15 +22,12 @@ std::vector<std::pair<double, double>> points(const std::vector<double>& v, doub
   return out;
 }
 
-std::vector<double> flow_series(const StudySpec& spec, const StudyResult& result, size_t k) {
-  std::vector<double> g;
-  for (uint64_t b : result.flows[k].rx_bins) g.push_back(static_cast<double>(b) * 8 / to_ns(spec.goodput_bin));
-  return g;
-}
+// With more than kTopFlows flows, the plots draw only this many of the slowest one by one.
+constexpr size_t kSlowLines = 3;
 
 // Up to kTopFlows flows: the sum and each flow on one plot. More: the sum alone (its scale
 // would flatten every flow), then a per-flow plot: the p5, median and p95 across the flows
-// running in each interval (how evenly they share), and the kTopFlows slowest flows.
+// running in each interval (how evenly they share), and the kSlowLines slowest flows.
 std::string goodput(const StudySpec& spec, const StudyResult& result) {
   const double bin_us = to_us(spec.goodput_bin);
   const bool many = spec.flows.size() > kTopFlows;
@@ -45,10 +42,8 @@ std::string goodput(const StudySpec& spec, const StudyResult& result) {
         "off: the tail of slow flows.");
     // Intervals of `group` bins, at most kFlowPoints of them: a flow's goodput over a
     // single short bin is a packet or none, too coarse to read.
-    constexpr size_t kFlowPoints = 100, kSlowLines = 3;
-    size_t bins = 0;
-    for (const FlowResult& r : result.flows) bins = std::max(bins, r.rx_bins.size());
-    const size_t group = std::max<size_t>(1, (bins + kFlowPoints - 1) / kFlowPoints);
+    constexpr size_t kFlowPoints = 100;
+    const size_t group = std::max<size_t>(1, (goodput_bins(result) + kFlowPoints - 1) / kFlowPoints);
     const double width_us = bin_us * static_cast<double>(group);
     std::vector<svg::Series> f;
     const std::vector<double> ps = {5, 50, 95};
@@ -61,13 +56,9 @@ std::string goodput(const StudySpec& spec, const StudyResult& result) {
       f.push_back(std::move(line));
     }
     for (size_t k : slowest_flows(spec, result, kSlowLines)) {
-      const std::vector<uint64_t>& rx = result.flows[k].rx_bins;
       svg::Series line{spec.flows[k].name, {}, true};
-      for (size_t i = 0; i * group < rx.size(); ++i) {
-        uint64_t bytes = 0;
-        for (size_t b = i * group; b < std::min((i + 1) * group, rx.size()); ++b) bytes += rx[b];
-        line.points.emplace_back(width_us * static_cast<double>(i), static_cast<double>(bytes) * 8 / (width_us * 1e3));
-      }
+      const std::vector<double> g = flow_goodput(spec, result.flows[k], group);
+      for (size_t i = 0; i < g.size(); ++i) line.points.emplace_back(width_us * static_cast<double>(i), g[i]);
       f.push_back(std::move(line));
     }
     return o + svg::figure(
@@ -81,7 +72,7 @@ std::string goodput(const StudySpec& spec, const StudyResult& result) {
                    "below p5 for long is a flow the others starve (an ECMP collision or a paused path).");
   }
   for (size_t k : slowest_flows(spec, result, kTopFlows))
-    s.push_back({spec.flows[k].name, points(flow_series(spec, result, k), bin_us), true});
+    s.push_back({spec.flows[k].name, points(flow_goodput(spec, result.flows[k]), bin_us), true});
   return svg::figure(svg::line_plot("goodput", {"Goodput: all flows summed, and each flow", "time (us)",
                                                 "Gb/s (payload at the receiver)"},
                                     s),
@@ -122,7 +113,7 @@ std::string cc_rates(const StudySpec& spec, const StudyResult& result) {
   tmax = std::max(tmax, to_us(result.end));
   std::vector<svg::Series> s;
   // The mean over every flow's QP on a common grid of 200 instants; with more than kTopFlows
-  // QPs also the p5 and p95 across them, and only the 3 slowest flows' QPs.
+  // QPs also the p5 and p95 across them, and only the kSlowLines slowest flows' QPs.
   const bool many = with > kTopFlows;
   svg::Series mean{"mean of " + std::to_string(with) + " QPs", {}, true, true};
   svg::Series p5{"p5 across QPs", {}, true}, p95{"p95 across QPs", {}, true};
@@ -154,7 +145,7 @@ std::string cc_rates(const StudySpec& spec, const StudyResult& result) {
     s.push_back(p5);
     s.push_back(p95);
   }
-  for (size_t k : slowest_flows(spec, result, many ? 3 : kTopFlows)) {
+  for (size_t k : slowest_flows(spec, result, many ? kSlowLines : kTopFlows)) {
     if (!qps[k]) continue;
     svg::Series one{spec.flows[k].name, {}, true};
     const json& samples = (*qps[k])["samples"];
