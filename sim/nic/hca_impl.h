@@ -424,8 +424,8 @@ struct Hca::Impl {
 
   // --- irn.cpp: IRN selective repeat (HcaConfig::loss_recovery) ---
   bool irn(const Qp& qp) const {
-    return config.loss_recovery.mode == LossRecovery::Irn && qp.init.type == QpType::RC &&
-           !qp.tcp && !is_iwarp();
+    // (An iWARP NIC's RC QPs ride on TCP, qp.tcp, whose recovery is TCP's.)
+    return config.loss_recovery.mode == LossRecovery::Irn && qp.init.type == QpType::RC && !is_iwarp();
   }
   // The next packet to resend (WQE index and packet), if any.
   bool irn_next_lost(const Qp& qp, size_t* wqe, uint32_t* k) const;
@@ -437,7 +437,7 @@ struct Hca::Impl {
   void irn_on_timeout(Qp& qp);
   void irn_on_acked(Qp& qp);     // acked_psn moved: forget SACKs, maybe leave recovery
   void irn_on_read_gap(Qp& qp, SendWqe& w, uint32_t expected);
-  void irn_clear(Qp& qp);        // go-back-N after all (RNR), error, reset
+  void irn_clear(Qp& qp);        // go-back-N after all (RNR), or the QP's error (reset_qp starts afresh)
   // Responder: a request packet; out-of-order ones are held and NACKed, in-order ones run
   // (handle_request) with any held ones they make in order.
   void irn_receive(Qp& qp, const std::shared_ptr<RdmaPacket>& p);
