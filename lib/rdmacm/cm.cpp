@@ -446,6 +446,14 @@ int rdma_disconnect(rdma_cm_id* cm_id) {
   return 0;
 }
 
+namespace {
+// A thread waiting on an event channel that another thread destroyed: the kernel's rdma_cm
+// leaves a thread blocked in read() on it blocked until the process ends.
+[[noreturn]] void wait_forever() {
+  for (;;) pause();
+}
+}  // namespace
+
 int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
   if (!channel || !event) return fail(EINVAL);
   // The channel's fd and handle, copied: another thread may destroy the channel (and free
@@ -457,10 +465,17 @@ int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
     // In a fiber, a blocking wait is the host's: virtual time moves until an event is queued
     // (a read() here would block the whole run).
     backend::Waiter* w = Cm::get().waiter();
-    const bool blocking = !(fcntl(fd, F_GETFL) & O_NONBLOCK);
+    const int flags = fcntl(fd, F_GETFL);
+    // Another thread destroyed the channel (closing its fd) as this call began: as below, a
+    // thread waiting on a destroyed channel stays blocked (outside a fiber).
+    if (flags < 0 && errno == EBADF && !w) wait_forever();
+    const bool blocking = !(flags & O_NONBLOCK);
     if (w && blocking) w->wait_readable(fd);
     // One count per queued event (EFD_SEMAPHORE); blocks unless the program set O_NONBLOCK.
-    if (read(fd, &n, sizeof n) != static_cast<ssize_t>(sizeof n)) return -1;
+    if (read(fd, &n, sizeof n) != static_cast<ssize_t>(sizeof n)) {
+      if (errno == EBADF && blocking && !w) wait_forever();  // destroyed between fcntl and read
+      return -1;
+    }
     ipc::HandleReq req{handle};
     ipc::CmEventResp r{};
     if (int rc = Cm::get().call(ipc::Op::CmGetEvent, &req, sizeof req, &r, sizeof r)) {
@@ -468,8 +483,7 @@ int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
       // drops a destroyed channel's events, and a thread blocked in read() on it stays
       // blocked until the process ends; so does this one (outside a fiber), rather than
       // failing a call that, on a real device, would never have returned.
-      if (rc == ENOENT && blocking && !w)
-        for (;;) pause();
+      if (rc == ENOENT && blocking && !w) wait_forever();
       return fail(rc);
     }
     auto* e = new rdmacm::Event{};
