@@ -40,6 +40,12 @@ int Backend::modify_srq(uint32_t, const ibv_srq_attr&, int) { return kNotSupport
 int Backend::query_srq(uint32_t, ibv_srq_attr*) { return kNotSupported; }
 int Backend::destroy_srq(uint32_t) { return kNotSupported; }
 int Backend::create_qp(const QpRequest&, QpRings*) { return kNotSupported; }
+int Backend::open_xrcd(bool, uint64_t, uint64_t, uint32_t, uint32_t*) { return kNotSupported; }
+int Backend::close_xrcd(uint32_t) { return kNotSupported; }
+int Backend::create_xrc_srq(uint32_t, uint32_t, uint32_t, const ibv_srq_attr&, SrqRing*) {
+  return kNotSupported;
+}
+int Backend::open_qp(uint32_t, uint32_t, QpRings*) { return kNotSupported; }
 int Backend::modify_qp(uint32_t, const ibv_qp_attr&, int) { return kNotSupported; }
 int Backend::query_qp(uint32_t, int, ibv_qp_attr*, ibv_qp_init_attr*) { return kNotSupported; }
 int Backend::destroy_qp(uint32_t) { return kNotSupported; }

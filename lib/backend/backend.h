@@ -83,6 +83,7 @@ struct CqRing {
 
 struct SrqRing {
   uint32_t handle = 0;
+  uint32_t srq_num = 0;                 // the number an XRC initiator names (ibv_get_srq_num)
   ibv_srq_attr granted{};               // max_wr, max_sge
   uint32_t depth = 0;                   // WQEs the ring takes before the consumer frees one
   Mapping map;
@@ -95,6 +96,7 @@ struct QpRequest {
   uint32_t send_cq = 0;
   uint32_t recv_cq = 0;
   uint32_t srq = 0;                     // 0: the QP has its own receive queue
+  uint32_t xrcd = 0;                    // IBV_QPT_XRC_RECV: its domain (no PD, CQs or SRQ)
   bool sq_sig_all = false;
   ibv_qp_cap cap{};
 };
@@ -156,6 +158,16 @@ class Backend {
   virtual int modify_srq(uint32_t handle, const ibv_srq_attr& attr, int mask);
   virtual int query_srq(uint32_t handle, ibv_srq_attr* out);
   virtual int destroy_srq(uint32_t handle);
+
+  // XRC. open_xrcd: with `inode` false a domain of its own (ibv_open_xrcd's fd -1), else the
+  // domain of the file (st_dev, st_ino), shared by every process opening it; `oflags`
+  // O_CREAT / O_EXCL. An XRC SRQ has a PD, a domain and the CQ its receives complete on.
+  // open_qp: a handle to the XRC target QP `qp_num` of domain `xrcd` (ibv_open_qp).
+  virtual int open_xrcd(bool inode, uint64_t st_dev, uint64_t st_ino, uint32_t oflags, uint32_t* handle);
+  virtual int close_xrcd(uint32_t handle);
+  virtual int create_xrc_srq(uint32_t pd, uint32_t xrcd, uint32_t cq, const ibv_srq_attr& want,
+                             SrqRing* out);
+  virtual int open_qp(uint32_t xrcd, uint32_t qp_num, QpRings* out);
 
   virtual int create_qp(const QpRequest& want, QpRings* out);
   virtual int modify_qp(uint32_t handle, const ibv_qp_attr& attr, int mask);

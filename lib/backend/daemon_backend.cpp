@@ -238,7 +238,15 @@ int DaemonBackend::reg_dm_mr(uint32_t pd, uint32_t dm, uint64_t offset, uint64_t
 int DaemonBackend::destroy_cq(uint32_t handle) { return destroy(ipc::Op::DestroyCq, handle); }
 
 int DaemonBackend::create_srq(uint32_t pd, const ibv_srq_attr& want, SrqRing* out) {
-  ipc::CreateSrqReq req{pd, 0, want.max_wr, want.max_sge, want.srq_limit};
+  return srq_call(ipc::CreateSrqReq{pd, 0, want.max_wr, want.max_sge, want.srq_limit, 0}, want, out);
+}
+
+int DaemonBackend::create_xrc_srq(uint32_t pd, uint32_t xrcd, uint32_t cq, const ibv_srq_attr& want,
+                                  SrqRing* out) {
+  return srq_call(ipc::CreateSrqReq{pd, cq, want.max_wr, want.max_sge, want.srq_limit, xrcd}, want, out);
+}
+
+int DaemonBackend::srq_call(const ipc::CreateSrqReq& req, const ibv_srq_attr& want, SrqRing* out) {
   ipc::CreateSrqResp resp{};
   int fds[2];
   int nfds = 0;
@@ -251,6 +259,7 @@ int DaemonBackend::create_srq(uint32_t pd, const ibv_srq_attr& want, SrqRing* ou
     return EPROTO;
   }
   out->handle = resp.handle;
+  out->srq_num = resp.srqn;
   out->ring = ipc::RingView<ipc::RqWqe>(out->map.base, resp.ring_size);
   out->granted = want;
   out->granted.max_wr = resp.max_wr;
@@ -283,17 +292,27 @@ int DaemonBackend::create_qp(const QpRequest& want, QpRings* out) {
   req.send_cq = want.send_cq;
   req.recv_cq = want.recv_cq;
   req.srq = want.srq;
+  req.xrcd = want.xrcd;
   req.sq_sig_all = want.sq_sig_all ? 1 : 0;
   req.cap = to_wire(want.cap);
+  return qp_call(ipc::Op::CreateQp, &req, sizeof req, out);
+}
+
+int DaemonBackend::open_qp(uint32_t xrcd, uint32_t qp_num, QpRings* out) {
+  ipc::OpenQpReq req{xrcd, qp_num};
+  return qp_call(ipc::Op::OpenQp, &req, sizeof req, out);
+}
+
+int DaemonBackend::qp_call(ipc::Op op, const void* req, size_t req_len, QpRings* out) {
   ipc::CreateQpResp resp{};
   int fds[2];
   int nfds = 0;
-  if (int rc = client_.call(ipc::Op::CreateQp, &req, sizeof req, &resp, sizeof resp, fds, 2, &nfds))
-    return rc;
+  if (int rc = client_.call(op, req, req_len, &resp, sizeof resp, fds, 2, &nfds)) return rc;
+  // No receive ring (rq_size 0) with an SRQ and on XRC QPs.
   const bool ok = take_mapping(nfds, fds, out->map) &&
                   ipc::RingView<ipc::SqWqe>::bytes_for(resp.sq_size) <= out->map.len &&
-                  (want.srq || resp.rq_offset + ipc::RingView<ipc::RqWqe>::bytes_for(resp.rq_size) <=
-                                   out->map.len);
+                  (resp.rq_size == 0 ||
+                   resp.rq_offset + ipc::RingView<ipc::RqWqe>::bytes_for(resp.rq_size) <= out->map.len);
   if (!ok) {
     out->map.unmap();
     destroy(ipc::Op::DestroyQp, resp.handle);
@@ -303,7 +322,7 @@ int DaemonBackend::create_qp(const QpRequest& want, QpRings* out) {
   out->qp_num = resp.qp_num;
   out->cap = from_wire(resp.cap);
   out->sq = ipc::RingView<ipc::SqWqe>(out->map.base, resp.sq_size);
-  if (!want.srq && resp.rq_size)
+  if (resp.rq_size)
     out->rq = ipc::RingView<ipc::RqWqe>(static_cast<char*>(out->map.base) + resp.rq_offset,
                                         resp.rq_size);
   out->sq_depth = min_u32(resp.cap.max_send_wr, resp.sq_size);
@@ -326,5 +345,16 @@ int DaemonBackend::query_qp(uint32_t handle, int mask, ibv_qp_attr* attr, ibv_qp
 }
 
 int DaemonBackend::destroy_qp(uint32_t handle) { return destroy(ipc::Op::DestroyQp, handle); }
+
+int DaemonBackend::open_xrcd(bool inode, uint64_t st_dev, uint64_t st_ino, uint32_t oflags,
+                             uint32_t* handle) {
+  ipc::OpenXrcdReq req{dev_, oflags, inode ? 1u : 0u, 0, st_dev, st_ino};
+  ipc::HandleResp resp{};
+  if (int rc = client_.call(ipc::Op::OpenXrcd, &req, sizeof req, &resp, sizeof resp)) return rc;
+  *handle = resp.handle;
+  return 0;
+}
+
+int DaemonBackend::close_xrcd(uint32_t handle) { return destroy(ipc::Op::CloseXrcd, handle); }
 
 }  // namespace rdmasim::backend

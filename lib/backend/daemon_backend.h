@@ -48,9 +48,17 @@ class DaemonBackend final : public Backend {
   int modify_qp(uint32_t handle, const ibv_qp_attr& attr, int mask) override;
   int query_qp(uint32_t handle, int mask, ibv_qp_attr* attr, ibv_qp_init_attr* init) override;
   int destroy_qp(uint32_t handle) override;
+  int open_xrcd(bool inode, uint64_t st_dev, uint64_t st_ino, uint32_t oflags, uint32_t* handle) override;
+  int close_xrcd(uint32_t handle) override;
+  int create_xrc_srq(uint32_t pd, uint32_t xrcd, uint32_t cq, const ibv_srq_attr& want,
+                     SrqRing* out) override;
+  int open_qp(uint32_t xrcd, uint32_t qp_num, QpRings* out) override;
 
  private:
   int destroy(ipc::Op op, uint32_t handle);
+  // CreateSrq / CreateQp or OpenQp and the mapping of the rings their reply's fd holds.
+  int srq_call(const ipc::CreateSrqReq& req, const ibv_srq_attr& want, SrqRing* out);
+  int qp_call(ipc::Op op, const void* req, size_t req_len, QpRings* out);
 
   DaemonClient& client_;
   uint32_t dev_;

@@ -29,6 +29,7 @@ static_assert(ipc::kDevSysImageGuid == IBV_DEVICE_SYS_IMAGE_GUID);
 static_assert(ipc::kDevRcRnrNakGen == IBV_DEVICE_RC_RNR_NAK_GEN);
 static_assert(ipc::kDevMemWindow == IBV_DEVICE_MEM_WINDOW);
 static_assert(ipc::kDevMemWindowType2B == IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+static_assert(ipc::kDevXrc == IBV_DEVICE_XRC);
 static_assert(ipc::kPortSm == IBV_PORT_SM);
 static_assert(ipc::kPortCmSup == IBV_PORT_CM_SUP);
 static_assert(ipc::kSendIpCsum == IBV_SEND_IP_CSUM);

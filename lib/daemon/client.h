@@ -99,9 +99,19 @@ struct Cq {
   uint32_t prod = 0;
 };
 
+// An XRC domain this client opened. A domain opened through a file (`shared`) is the one
+// every client opening the same file gets (Ops' XRC table counts the opens).
+struct Xrcd {
+  size_t dev;
+  uint32_t xrcd;  // the HCA's id
+  bool shared = false;
+  uint64_t st_dev = 0, st_ino = 0;
+};
+
 struct Srq {
   size_t dev;
   uint32_t srqn;
+  uint32_t xrcd = 0;  // an XRC SRQ: the client's domain handle
   uint32_t max_sge;
   SharedMap map;
   ipc::RingView<ipc::RqWqe> ring;
@@ -113,6 +123,7 @@ struct Qp {
   uint32_t qpn;
   uint32_t type;
   uint32_t send_cq, recv_cq, srq;  // client handles
+  uint32_t xrcd = 0;               // an XRC target: the client's domain handle
   uint32_t max_send_sge, max_recv_sge, max_inline;
   bool sq_sig_all;
   SharedMap map;
@@ -141,6 +152,7 @@ struct Client {
   std::map<uint32_t, Dm> dms;
   std::map<uint32_t, Channel> channels;
   std::map<uint32_t, Cq> cqs;
+  std::map<uint32_t, Xrcd> xrcds;
   std::map<uint32_t, Srq> srqs;
   std::map<uint32_t, Qp> qps;
 

@@ -42,6 +42,7 @@ void fill_device(const topo::HostNic& nic, ipc::QueryDeviceResp* out) {
   // iWARP has no RNR NAK (a SEND without a receive terminates the stream): no RC_RNR_NAK_GEN.
   a.device_cap_flags = (iwarp ? 0u : ipc::kDevRcRnrNakGen) | ipc::kDevShutdownPort |
                        ipc::kDevPortActiveEvent | ipc::kDevSysImageGuid | ipc::kDevChangePhyPort;
+  if (!iwarp) a.device_cap_flags |= ipc::kDevXrc;  // mlx5 reports XRC; iWARP devices have none
   a.max_sge = std::min<uint32_t>(h.max_sge, ipc::kMaxSge);
   // An RDMAP Read Request names one sink buffer (RFC 5040 4.4): iWARP devices report one SGE
   // per READ (siw, iw_cxgb4) and refuse more at post (EINVAL).

@@ -68,8 +68,8 @@ struct OpEntry {
   bool before_hello = false;  // served to a client that has not said Hello yet
 };
 
-// One slot per value of ipc::Op up to its last (AdviseMr); a new op moves this bound.
-constexpr size_t kOpSlots = static_cast<size_t>(ipc::Op::AdviseMr) + 1;
+// One slot per value of ipc::Op up to its last (OpenQp); a new op moves this bound.
+constexpr size_t kOpSlots = static_cast<size_t>(ipc::Op::OpenQp) + 1;
 
 constexpr std::array<OpEntry, kOpSlots> make_table() {
   using ipc::Op;
@@ -118,6 +118,9 @@ constexpr std::array<OpEntry, kOpSlots> make_table() {
   set(Op::FreeDm, {&invoke<&Ops::free_dm>});
   set(Op::RegDmMr, {&invoke<&Ops::reg_dm_mr>});
   set(Op::AdviseMr, {&invoke<&Ops::advise_mr>});
+  set(Op::OpenXrcd, {&invoke<&Ops::open_xrcd>});
+  set(Op::CloseXrcd, {&invoke<&Ops::close_xrcd>});
+  set(Op::OpenQp, {&invoke<&Ops::open_qp>});
   return t;
 }
 

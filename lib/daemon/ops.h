@@ -7,7 +7,10 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <map>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "lib/daemon/client.h"
@@ -103,6 +106,11 @@ class Ops {
   int modify_qp(Client& c, const ipc::ModifyQpReq& r, NoBody* out);
   int query_qp(Client& c, const ipc::QueryQpReq& r, ipc::QueryQpResp* out);
   int destroy_qp(Client& c, const ipc::HandleReq& r, NoBody* out);
+  // XRC (ops_xrc.cpp): domains shared through a file, and XRC target QPs, which live while
+  // any client holds a handle to them (the creator's or one ibv_open_qp gave).
+  int open_xrcd(Client& c, const ipc::OpenXrcdReq& r, ipc::HandleResp* out);
+  int close_xrcd(Client& c, const ipc::HandleReq& r, NoBody* out);
+  int open_qp(Client& c, const ipc::OpenQpReq& r, ipc::CreateQpResp* out, ReplyFds* fds);
   int counters(Client& c, const NoBody& r, NoBody* out, ReplyFds* fds);
   int shutdown(Client& c, const NoBody& r, NoBody* out);
   // rdma_cm (ops_cm.cpp): each forwards to the CmAgent.
@@ -123,8 +131,20 @@ class Ops {
 
  private:
   nic::Hca& hca(size_t dev) const { return *s_.hcas[dev]; }
+  // A QP handle goes away: the HCA's QP is destroyed unless it is an XRC target another
+  // handle still holds. 0 or the HCA's errno.
+  int release_qp(Client& c, uint32_t handle, const Qp& qp);
+  void release_xrcd(const Xrcd& x);
 
   Services s_;
+  // The domains opened through files, by (device, st_dev, st_ino): the HCA's id and how
+  // many client handles name it; and the handles to each XRC target QP, by (device, QPN).
+  struct SharedXrcd {
+    uint32_t xrcd = 0;
+    uint32_t opens = 0;
+  };
+  std::map<std::tuple<size_t, uint64_t, uint64_t>, SharedXrcd> shared_xrcds_;
+  std::map<std::pair<size_t, uint32_t>, uint32_t> xrc_target_refs_;
 };
 
 }  // namespace rdmasim::daemon

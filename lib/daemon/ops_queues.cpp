@@ -28,6 +28,28 @@ bool make_cq_memory(uint32_t cqe, Cq* cq, ipc::CreateCqResp* out) {
   return true;
 }
 
+}  // namespace
+
+bool make_qp_memory(uint32_t sq_size, uint32_t rq_size, Qp* qp, ipc::CreateQpResp* out) {
+  const size_t rq_offset = align_up(ipc::RingView<ipc::SqWqe>::bytes_for(sq_size), 4096);
+  const size_t total = rq_offset + (rq_size ? ipc::RingView<ipc::RqWqe>::bytes_for(rq_size) : 0);
+  qp->map = SharedMap::create("rdmasim-qp", total);
+  if (!qp->map.ok()) return false;
+  init_ring(static_cast<ipc::RingHeader*>(qp->map.addr()), sq_size, sizeof(ipc::SqWqe));
+  qp->sq = ipc::RingView<ipc::SqWqe>(qp->map.addr(), sq_size);
+  if (rq_size) {
+    char* rq_base = static_cast<char*>(qp->map.addr()) + rq_offset;
+    init_ring(reinterpret_cast<ipc::RingHeader*>(rq_base), rq_size, sizeof(ipc::RqWqe));
+    qp->rq = ipc::RingView<ipc::RqWqe>(rq_base, rq_size);
+  }
+  out->sq_size = sq_size;
+  out->rq_size = rq_size;
+  out->rq_offset = rq_offset;
+  return true;
+}
+
+namespace {
+
 bool cqe_in_range(uint32_t cqe, uint32_t max_cqe) { return cqe != 0 && cqe <= max_cqe && cqe < (1u << 30); }
 
 }  // namespace
@@ -104,7 +126,16 @@ int Ops::create_srq(Client& c, const ipc::CreateSrqReq& r, ipc::CreateSrqResp* o
   nic::SrqAttr a{r.max_wr, r.max_sge, r.srq_limit};
   Srq srq;
   srq.dev = dev;
-  if (int rc = hca(dev).create_srq(pd->second.pd, a, &srq.srqn)) return rc;
+  if (r.xrcd != 0) {  // an XRC SRQ: its domain and CQ, on the PD's device
+    auto x = c.xrcds.find(r.xrcd);
+    auto cq = c.cqs.find(r.cq);
+    if (x == c.xrcds.end() || cq == c.cqs.end()) return ENOENT;
+    if (x->second.dev != dev || cq->second.dev != dev) return EINVAL;
+    if (int rc = hca(dev).create_xrc_srq(pd->second.pd, x->second.xrcd, cq->second.cq, a, &srq.srqn)) return rc;
+    srq.xrcd = r.xrcd;
+  } else if (int rc = hca(dev).create_srq(pd->second.pd, a, &srq.srqn)) {
+    return rc;
+  }
   nic::SrqAttr granted = a;
   hca(dev).query_srq(srq.srqn, &granted);
   granted.max_sge = std::min(granted.max_sge, ipc::kMaxSge);
@@ -157,32 +188,45 @@ int Ops::destroy_srq(Client& c, const ipc::HandleReq& r, NoBody*) {
 }
 
 int Ops::create_qp(Client& c, const ipc::CreateQpReq& r, ipc::CreateQpResp* out, ReplyFds* fds) {
-  auto pd = c.pds.find(r.pd);
-  auto scq = c.cqs.find(r.send_cq);
-  auto rcq = c.cqs.find(r.recv_cq);
-  if (pd == c.pds.end() || scq == c.cqs.end() || rcq == c.cqs.end()) return ENOENT;
-  const size_t dev = pd->second.dev;
-  if (scq->second.dev != dev || rcq->second.dev != dev) return EINVAL;
-  const Srq* srq = nullptr;
-  if (r.srq != 0) {
-    auto s = c.srqs.find(r.srq);
-    if (s == c.srqs.end()) return ENOENT;
-    if (s->second.dev != dev) return EINVAL;
-    srq = &s->second;
-  }
   using nic::QpType;
-  if (r.qp_type != static_cast<uint32_t>(QpType::RC) && r.qp_type != static_cast<uint32_t>(QpType::UC) &&
-      r.qp_type != static_cast<uint32_t>(QpType::UD))
+  const auto type = static_cast<QpType>(r.qp_type);
+  if (r.qp_type > 0xff ||
+      (type != QpType::RC && type != QpType::UC && type != QpType::UD && !nic::is_xrc(type)))
     return EINVAL;
+  nic::QpInitAttr init;
+  init.type = type;
+  size_t dev = 0;
+  const Srq* srq = nullptr;
+  if (type == QpType::XrcRecv) {  // an XRC target: a domain, no PD, CQs or queues
+    auto x = c.xrcds.find(r.xrcd);
+    if (x == c.xrcds.end()) return ENOENT;
+    dev = x->second.dev;
+    init.xrcd = x->second.xrcd;
+  } else {
+    auto pd = c.pds.find(r.pd);
+    auto scq = c.cqs.find(r.send_cq);
+    if (pd == c.pds.end() || scq == c.cqs.end()) return ENOENT;
+    dev = pd->second.dev;
+    if (scq->second.dev != dev) return EINVAL;
+    init.pd = pd->second.pd;
+    init.send_cq = scq->second.cq;
+    if (type != QpType::XrcSend) {  // an XRC initiator has no receive side
+      auto rcq = c.cqs.find(r.recv_cq);
+      if (rcq == c.cqs.end()) return ENOENT;
+      if (rcq->second.dev != dev) return EINVAL;
+      init.recv_cq = rcq->second.cq;
+      if (r.srq != 0) {
+        auto s = c.srqs.find(r.srq);
+        if (s == c.srqs.end()) return ENOENT;
+        if (s->second.dev != dev) return EINVAL;
+        srq = &s->second;
+      }
+    }
+  }
   if (r.cap.max_send_sge > ipc::kMaxSge || r.cap.max_recv_sge > ipc::kMaxSge ||
       r.cap.max_inline_data > ipc::kMaxInline || r.cap.max_send_wr >= (1u << 30) ||
       r.cap.max_recv_wr >= (1u << 30))
     return EINVAL;
-  nic::QpInitAttr init;
-  init.pd = pd->second.pd;
-  init.type = static_cast<nic::QpType>(r.qp_type);
-  init.send_cq = scq->second.cq;
-  init.recv_cq = rcq->second.cq;
   init.srq = srq ? srq->srqn : 0;
   init.caps = {r.cap.max_send_wr, r.cap.max_recv_wr, r.cap.max_send_sge, r.cap.max_recv_sge,
                r.cap.max_inline_data};
@@ -195,25 +239,17 @@ int Ops::create_qp(Client& c, const ipc::CreateQpReq& r, ipc::CreateQpResp* out,
   g.max_recv_sge = std::min(g.max_recv_sge, ipc::kMaxSge);
   g.max_inline_data = std::min(g.max_inline_data, ipc::kMaxInline);
   const uint32_t sq_size = ipc::round_up_pow2(std::max(g.max_send_wr, 1u));
-  const uint32_t rq_size = srq ? 0 : ipc::round_up_pow2(std::max(g.max_recv_wr, 1u));
-  const size_t rq_offset = align_up(ipc::RingView<ipc::SqWqe>::bytes_for(sq_size), 4096);
-  const size_t total = rq_offset + (rq_size ? ipc::RingView<ipc::RqWqe>::bytes_for(rq_size) : 0);
-  qp.map = SharedMap::create("rdmasim-qp", total);
-  if (!qp.map.ok()) {
+  const bool no_rq = srq || nic::is_xrc(type);  // receives come from an SRQ
+  const uint32_t rq_size = no_rq ? 0 : ipc::round_up_pow2(std::max(g.max_recv_wr, 1u));
+  if (!make_qp_memory(sq_size, rq_size, &qp, out)) {
     hca(dev).destroy_qp(qp.qpn);
     return ENOMEM;
   }
-  init_ring(static_cast<ipc::RingHeader*>(qp.map.addr()), sq_size, sizeof(ipc::SqWqe));
-  qp.sq = ipc::RingView<ipc::SqWqe>(qp.map.addr(), sq_size);
-  if (rq_size) {
-    char* rq_base = static_cast<char*>(qp.map.addr()) + rq_offset;
-    init_ring(reinterpret_cast<ipc::RingHeader*>(rq_base), rq_size, sizeof(ipc::RqWqe));
-    qp.rq = ipc::RingView<ipc::RqWqe>(rq_base, rq_size);
-  }
   qp.type = r.qp_type;
-  qp.send_cq = r.send_cq;
-  qp.recv_cq = r.recv_cq;
-  qp.srq = r.srq;
+  qp.send_cq = type == QpType::XrcRecv ? 0 : r.send_cq;
+  qp.recv_cq = nic::is_xrc(type) ? 0 : r.recv_cq;
+  qp.srq = srq ? r.srq : 0;
+  qp.xrcd = type == QpType::XrcRecv ? r.xrcd : 0;
   qp.max_send_sge = g.max_send_sge;
   qp.max_recv_sge = g.max_recv_sge;
   qp.max_inline = g.max_inline_data;
@@ -221,14 +257,12 @@ int Ops::create_qp(Client& c, const ipc::CreateQpReq& r, ipc::CreateQpResp* out,
   out->handle = c.next_handle++;
   out->qp_num = qp.qpn;
   out->cap.max_send_wr = g.max_send_wr;
-  out->cap.max_recv_wr = srq ? 0 : g.max_recv_wr;
+  out->cap.max_recv_wr = no_rq ? 0 : g.max_recv_wr;
   out->cap.max_send_sge = g.max_send_sge;
-  out->cap.max_recv_sge = srq ? 0 : g.max_recv_sge;
+  out->cap.max_recv_sge = no_rq ? 0 : g.max_recv_sge;
   out->cap.max_inline_data = g.max_inline_data;
-  out->sq_size = sq_size;
-  out->rq_size = rq_size;
-  out->rq_offset = rq_offset;
   s_.router.own(EventRouter::Kind::Qp, dev, qp.qpn, c.id, out->handle);
+  if (type == QpType::XrcRecv) xrc_target_refs_[{dev, qp.qpn}] = 1;
   fds->pass(qp.map.release_fd());
   c.qps.emplace(out->handle, std::move(qp));
   return 0;
@@ -261,20 +295,19 @@ int Ops::query_qp(Client& c, const ipc::QueryQpReq& r, ipc::QueryQpResp* out) {
 int Ops::destroy_qp(Client& c, const ipc::HandleReq& r, NoBody*) {
   auto it = c.qps.find(r.handle);
   if (it == c.qps.end()) return ENOENT;
-  if (int rc = hca(it->second.dev).destroy_qp(it->second.qpn)) return rc;
-  s_.router.disown(EventRouter::Kind::Qp, it->second.dev, it->second.qpn);
+  if (int rc = release_qp(c, r.handle, it->second)) return rc;
   c.qps.erase(it);
   return 0;
 }
 
 void Ops::destroy_all(Client& c) {
   s_.cm.drop_client(c);  // first: its connected peers get DISCONNECTED
-  // Children before parents: QPs, MWs (they pin MRs), SRQs, CQs, MRs, PDs, channels. One
-  // at a time, erased after: destroying may complete work into the CQs still listed.
+  // Children before parents: QPs, MWs (they pin MRs), SRQs, XRC domains, CQs, MRs, PDs,
+  // channels. One at a time, erased after: destroying may complete work into the CQs still
+  // listed.
   while (!c.qps.empty()) {
     auto it = c.qps.begin();
-    hca(it->second.dev).destroy_qp(it->second.qpn);
-    s_.router.disown(EventRouter::Kind::Qp, it->second.dev, it->second.qpn);
+    release_qp(c, it->first, it->second);
     c.qps.erase(it);
   }
   for (auto& [h, mw] : c.mws) hca(mw.dev).dealloc_mw(mw.rkey);
@@ -285,6 +318,8 @@ void Ops::destroy_all(Client& c) {
     s_.router.disown(EventRouter::Kind::Srq, it->second.dev, it->second.srqn);
     c.srqs.erase(it);
   }
+  for (auto& [h, x] : c.xrcds) release_xrcd(x);  // after its SRQs and targets
+  c.xrcds.clear();
   while (!c.cqs.empty()) {
     auto it = c.cqs.begin();
     hca(it->second.dev).destroy_cq(it->second.cq);

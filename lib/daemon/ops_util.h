@@ -1,10 +1,12 @@
-// Small helpers the control operations share: ring headers and alignment.
+// Small helpers the control operations share: ring headers, alignment, QP ring memory.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <new>
 
+#include "lib/daemon/client.h"
+#include "lib/ipc/proto.h"
 #include "lib/ipc/ring.h"
 
 namespace rdmasim::daemon {
@@ -17,5 +19,10 @@ inline void init_ring(ipc::RingHeader* h, uint32_t size, uint32_t slot_bytes) {
   h->size = size;
   h->slot_bytes = slot_bytes;
 }
+
+// A QP's shared memory: [RingView<SqWqe> of sq_size] at 0, [RingView<RqWqe> of rq_size] at
+// out->rq_offset (none when rq_size is 0). Fills qp's map and rings and out's sizes;
+// false when the memory could not be made (ops_queues.cpp).
+bool make_qp_memory(uint32_t sq_size, uint32_t rq_size, Qp* qp, ipc::CreateQpResp* out);
 
 }  // namespace rdmasim::daemon

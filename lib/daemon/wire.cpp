@@ -60,6 +60,7 @@ int to_send_wr(const ipc::SqWqe& w, uint32_t max_sge, nic::SendWr* out) {
   wr.av = to_av(w.av);
   wr.remote_qpn = w.remote_qpn & 0xffffff;
   wr.remote_qkey = w.remote_qkey;
+  wr.xrc_srqn = w.xrc_srqn & 0xffffff;
   wr.wqe_index = w.wqe_index;
   if (op == Op::LocalInv || op == Op::SendWithInv) wr.invalidate_rkey = w.imm_data;
   if (op == Op::BindMw)

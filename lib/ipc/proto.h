@@ -33,7 +33,7 @@
 namespace rdmasim::ipc {
 
 inline constexpr uint32_t kProtoMagic = 0x52534d31;  // "RSM1"
-inline constexpr uint32_t kProtoVersion = 3;  // 2: own structs in place of ibv_*; 3: Cqe::time_ps
+inline constexpr uint32_t kProtoVersion = 4;  // 2: own structs in place of ibv_*; 3: Cqe::time_ps; 4: XRC
 inline constexpr uint32_t kMaxSge = 16;
 inline constexpr uint32_t kMaxInline = 256;
 inline constexpr uint32_t kMaxDevices = 8;
@@ -90,6 +90,9 @@ enum class Op : uint32_t {
   FreeDm,           // HandleReq (EBUSY while MRs are registered on it)
   RegDmMr,          // RegDmMrReq -> RegMrResp (deregistered with DeregMr)
   AdviseMr,         // AdviseMrReq (one SGE of ibv_advise_mr)
+  OpenXrcd,         // OpenXrcdReq -> HandleResp (ibv_open_xrcd)
+  CloseXrcd,        // HandleReq (EBUSY while this client's SRQs or QPs use it)
+  OpenQp,           // OpenQpReq -> CreateQpResp, fds [0] as CreateQp (ibv_open_qp: an XRC target)
 };
 
 // Device memory (ibv_alloc_dm): what one device offers in all, and to one allocation
@@ -115,6 +118,7 @@ inline constexpr uint32_t kDevPortActiveEvent = 1u << 10;
 inline constexpr uint32_t kDevSysImageGuid = 1u << 11;
 inline constexpr uint32_t kDevRcRnrNakGen = 1u << 12;
 inline constexpr uint32_t kDevMemWindow = 1u << 17;
+inline constexpr uint32_t kDevXrc = 1u << 20;
 inline constexpr uint32_t kDevMemWindowType2B = 1u << 24;
 
 // WirePortAttr::port_cap_flags bits (IBV_PORT_SM, IBV_PORT_CM_SUP).
@@ -195,7 +199,7 @@ struct SqWqe {
   uint32_t remote_qkey;       // UD
   uint32_t mw_access;         // BIND_MW: the window's remote access (nic::AccessFlags)
   uint32_t bind_lkey;         // BIND_MW: lkey of the MR (0 with length 0: unbind a type 1 window)
-  uint32_t pad;
+  uint32_t xrc_srqn;          // XRC_SEND: the remote XRC SRQ (ibv_send_wr qp_type.xrc.remote_srqn)
   WireAv av;                  // UD
   WireSge sge[kMaxSge];
   uint8_t inline_data[kMaxInline];
@@ -427,7 +431,8 @@ struct AllocDmReq { uint32_t dev_index; uint32_t log_align_req; uint64_t length;
 struct RegDmMrReq { uint32_t pd; uint32_t dm; uint32_t access; uint32_t pad; uint64_t offset; uint64_t length; };
 
 // Response fds: [0] SRQ memfd: RingView<RqWqe> of ring_size.
-struct CreateSrqReq { uint32_t pd; uint32_t cq; uint32_t max_wr; uint32_t max_sge; uint32_t srq_limit; };
+// An XRC SRQ names its domain (xrcd, a handle) and its CQ (cq); a basic SRQ has both 0.
+struct CreateSrqReq { uint32_t pd; uint32_t cq; uint32_t max_wr; uint32_t max_sge; uint32_t srq_limit; uint32_t xrcd; };
 struct CreateSrqResp { uint32_t handle; uint32_t srqn; uint32_t max_wr; uint32_t max_sge; uint32_t ring_size; };
 struct ModifySrqReq { uint32_t handle; uint32_t mask; uint32_t max_wr; uint32_t srq_limit; };
 struct QuerySrqResp { uint32_t max_wr; uint32_t max_sge; uint32_t srq_limit; };
@@ -442,6 +447,7 @@ struct CreateQpReq {
   uint32_t srq;               // 0: none
   uint32_t sq_sig_all;
   WireQpCap cap;
+  uint32_t xrcd;              // XRC_RECV: the domain (pd, CQs and SRQ are 0)
 };
 struct CreateQpResp {
   uint32_t handle;
@@ -451,6 +457,13 @@ struct CreateQpResp {
   uint32_t rq_size;
   uint64_t rq_offset;
 };
+
+// ibv_open_xrcd: has_inode 0 is fd -1 (a domain of its own); otherwise the domain of the
+// file (st_dev, st_ino) the caller's fd names, shared by every client that opens it.
+// oflags: O_CREAT, O_EXCL.
+struct OpenXrcdReq { uint32_t dev_index; uint32_t oflags; uint32_t has_inode; uint32_t pad; uint64_t st_dev; uint64_t st_ino; };
+// ibv_open_qp: the XRC target QP `qp_num` of the domain `xrcd` (a handle).
+struct OpenQpReq { uint32_t xrcd; uint32_t qp_num; };
 
 struct ModifyQpReq { uint32_t handle; uint32_t attr_mask; WireQpAttr attr; };
 struct QueryQpReq { uint32_t handle; uint32_t attr_mask; };
@@ -519,7 +532,7 @@ static_assert(sizeof(WireQpAttr) == 136);
 static_assert(sizeof(WireQpInitAttr) == 28);
 static_assert(sizeof(QueryDeviceResp) == 264);
 static_assert(sizeof(QueryPortResp) == 124);
-static_assert(sizeof(CreateQpReq) == 44);
+static_assert(sizeof(CreateQpReq) == 48);
 static_assert(sizeof(CreateQpResp) == 48);
 static_assert(sizeof(ModifyQpReq) == 144);
 static_assert(sizeof(QueryQpResp) == 164);

@@ -41,10 +41,6 @@ int modify_wq(ibv_wq*, ibv_wq_attr*) { return EOPNOTSUPP; }
 ibv_wq* create_wq(ibv_context*, ibv_wq_init_attr*) { return none<ibv_wq>(); }
 int destroy_flow(ibv_flow*) { return EOPNOTSUPP; }
 ibv_flow* create_flow(ibv_qp*, ibv_flow_attr*) { return none<ibv_flow>(); }
-ibv_qp* open_qp(ibv_context*, ibv_qp_open_attr*) { return none<ibv_qp>(); }
-int get_srq_num(ibv_srq*, uint32_t*) { return EOPNOTSUPP; }
-ibv_xrcd* open_xrcd(ibv_context*, ibv_xrcd_init_attr*) { return none<ibv_xrcd>(); }
-int close_xrcd(ibv_xrcd*) { return EOPNOTSUPP; }
 
 // ---- ibv_context_ops: the pre-1.1 entries no 1.1 program calls (rdma-core leaves them
 // NULL; here they fail). _compat_query_device/_compat_query_port are real (device.cpp). ----
@@ -74,10 +70,6 @@ void install_absent_ops(verbs_context& v) {
   // libibverbs 1.1.8's inline flow calls look in the placeholders (rdma-core set_lib_ops).
   v.ABI_placeholder1 = reinterpret_cast<void (*)(void)>(create_flow);
   v.ABI_placeholder2 = reinterpret_cast<void (*)(void)>(destroy_flow);
-  v.open_qp = open_qp;
-  v.get_srq_num = get_srq_num;
-  v.open_xrcd = open_xrcd;
-  v.close_xrcd = close_xrcd;
   ibv_context_ops& o = v.context.ops;
   o._compat_alloc_pd = compat_absent;
   o._compat_dealloc_pd = compat_absent;

@@ -40,6 +40,13 @@ ibv_td* alloc_td_op(ibv_context* c, ibv_td_init_attr* attr);            // memor
 int dealloc_td_op(ibv_td* td);                                           // memory.cpp
 ibv_pd* alloc_parent_domain_op(ibv_context* c, ibv_parent_domain_init_attr* attr);  // memory.cpp
 ibv_srq* create_srq_ex_op(ibv_context* c, ibv_srq_init_attr_ex* attr);   // queues.cpp
+// The front end's object for a QP or SRQ the backend made (queues.cpp): registered in the
+// context's tables. adopt_qp takes the type, CQs, SRQ, PD and context of `attr`.
+ibv_qp* adopt_qp(ibv_context* c, const backend::QpRings& r, const ibv_qp_init_attr_ex& attr);
+Srq* adopt_srq(ibv_pd* pd, const backend::SrqRing& r, void* srq_context);
+// XRC (xrc.cpp): the XRC SRQ of ibv_create_srq_ex, and the context ops.
+ibv_srq* create_xrc_srq(ibv_context* c, ibv_srq_init_attr_ex* attr);
+void install_xrc_ops(verbs_context& v);
 int advise_mr_op(ibv_pd* pd, ibv_advise_mr_advice advice, uint32_t flags, ibv_sge* sg, uint32_t n);  // memory.cpp
 ibv_dm* alloc_dm_op(ibv_context* c, ibv_alloc_dm_attr* attr);            // dm.cpp
 int free_dm_op(ibv_dm* dm);                                              // dm.cpp

@@ -171,6 +171,7 @@ ibv_context* open_context(Device* d) {
   verbs_context& v = ctx->vctx;
   v.sz = sizeof(verbs_context);
   install_absent_ops(v);
+  install_xrc_ops(v);
   v.query_port = query_port_op;
   v.query_device_ex = query_device_ex_op;
   v.query_rt_values = query_rt_values_op;

@@ -44,8 +44,11 @@ bool on_iwarp(const Qp& q) {
   return q.ctx->device && q.ctx->device->info.transport_type == IBV_TRANSPORT_IWARP;
 }
 
-// SEND_WITH_INV: an RC opcode here, and not on iWARP (hca.cpp post_send says why).
-bool send_inv_ok(const Qp& q) { return q.qpx.qp_base.qp_type == IBV_QPT_RC && !on_iwarp(q); }
+// SEND_WITH_INV: an RC (and XRC) opcode here, and not on iWARP (hca.cpp post_send says why).
+bool send_inv_ok(const Qp& q) {
+  const ibv_qp_type t = q.qpx.qp_base.qp_type;
+  return (t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND) && !on_iwarp(q);
+}
 
 // Fills `w` from `wr`; returns 0 or EINVAL (EOPNOTSUPP for a bind mlx5 cannot do).
 int encode_send(Qp& q, const ibv_send_wr& wr, ipc::SqWqe& w) {
@@ -107,6 +110,8 @@ int encode_send(Qp& q, const ibv_send_wr& wr, ipc::SqWqe& w) {
     w.remote_addr = wr.wr.rdma.remote_addr;
     w.rkey = wr.wr.rdma.rkey;
   }
+  // XRC: every request names the XRC SRQ at the target (ibv_post_send(3), qp_type.xrc).
+  if (q.ibv()->qp_type == IBV_QPT_XRC_SEND) w.xrc_srqn = wr.qp_type.xrc.remote_srqn;
   if (wr.send_flags & IBV_SEND_INLINE) {
     uint64_t total = 0;
     for (int i = 0; i < wr.num_sge; ++i) total += wr.sg_list[i].length;
@@ -317,7 +322,13 @@ void wr_local_inv(ibv_qp_ex* qpx, uint32_t rkey) {
   if (auto* w = begin_wqe(qpx, IBV_WR_LOCAL_INV)) w->imm_data = rkey;
 }
 void wr_send_tso(ibv_qp_ex* qpx, void*, uint16_t, uint16_t) { wr_unsupported(*Qp::from(qpx)); }
-void wr_set_xrc_srqn(ibv_qp_ex* qpx, uint32_t) { wr_unsupported(*Qp::from(qpx)); }
+// The XRC SRQ a request of an XRC initiator names; on any other QP the batch fails
+// (mlx5 installs this setter on XRC_SEND QPs only).
+void wr_set_xrc_srqn(ibv_qp_ex* qpx, uint32_t remote_srqn) {
+  Qp& q = *Qp::from(qpx);
+  if (qpx->qp_base.qp_type != IBV_QPT_XRC_SEND) return wr_unsupported(q);
+  if (q.batch_cur) q.batch_cur->xrc_srqn = remote_srqn;
+}
 void wr_atomic_write(ibv_qp_ex* qpx, uint32_t, uint64_t, const void*) {
   wr_unsupported(*Qp::from(qpx));
 }
@@ -415,7 +426,8 @@ void read_tm_info(ibv_cq_ex*, ibv_wc_tm_info* info) {
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   Qp& q = *Qp::from(qp);
   std::lock_guard<std::mutex> lock(q.sq_mu);
-  if (!sq_accepts(q.state.load(std::memory_order_relaxed))) {
+  // An XRC target has no send queue.
+  if (qp->qp_type == IBV_QPT_XRC_RECV || !sq_accepts(q.state.load(std::memory_order_relaxed))) {
     if (bad_wr) *bad_wr = wr;
     return EINVAL;
   }

@@ -69,6 +69,13 @@ struct Pd {
   static Pd* from(ibv_pd* p) { return container<Pd>(p, offsetof(Pd, pd)); }
 };
 
+// An XRC domain (ibv_open_xrcd); xrcd.context is the only public field.
+struct Xrcd {
+  ibv_xrcd xrcd{};
+  uint32_t handle = 0;
+  static Xrcd* from(ibv_xrcd* x) { return container<Xrcd>(x, offsetof(Xrcd, xrcd)); }
+};
+
 struct Mr {
   ibv_mr mr{};
   static Mr* from(ibv_mr* m) { return container<Mr>(m, offsetof(Mr, mr)); }
@@ -118,6 +125,7 @@ struct Srq {
   ipc::RingView<ipc::RqWqe> ring;
   WqAccounting acct;
   uint32_t max_sge = 0;
+  uint32_t srq_num = 0;                 // ibv_get_srq_num: what XRC initiators name
   std::mutex post_mu;
   static Srq* from(ibv_srq* s) { return container<Srq>(s, offsetof(Srq, srq)); }
 };

@@ -84,13 +84,26 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
     fprintf(stderr, "rdmasim: create_qp type %d mask 0x%x cap %u/%u/%u/%u/%u\n", attr->qp_type,
             attr->comp_mask, attr->cap.max_send_wr, attr->cap.max_recv_wr, attr->cap.max_send_sge,
             attr->cap.max_recv_sge, attr->cap.max_inline_data);
-  if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) return fail<ibv_qp>(EINVAL);
-  if (attr->comp_mask & ~static_cast<uint32_t>(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+  // An XRC target (IBV_QPT_XRC_RECV) names its XRC domain and has no PD, CQs or queues
+  // (ibv_create_qp_ex(3)); every other type needs a PD.
+  const bool target = attr->qp_type == IBV_QPT_XRC_RECV;
+  if (target) {
+    if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd || attr->xrcd->context != c)
+      return fail<ibv_qp>(EINVAL);
+  } else if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+    return fail<ibv_qp>(EINVAL);
+  }
+  if (attr->comp_mask & ~static_cast<uint32_t>(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
+                                                IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
                                                 IBV_QP_INIT_ATTR_CREATE_FLAGS))
     return fail<ibv_qp>(EOPNOTSUPP);
   if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)
     return fail<ibv_qp>(EOPNOTSUPP);  // loopback blocking, scatter-FCS, ... are not modelled
-  if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC && attr->qp_type != IBV_QPT_UD)
+  if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC && attr->qp_type != IBV_QPT_UD &&
+      attr->qp_type != IBV_QPT_XRC_SEND && !target)
+    return fail<ibv_qp>(EOPNOTSUPP);
+  // A target posts nothing: no ibv_wr_* operations to ask for.
+  if (target && (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && attr->send_ops_flags)
     return fail<ibv_qp>(EOPNOTSUPP);
   // ibv_create_qp_ex(3): the ibv_wr_* operations asked for must be ones the QP type can
   // post, as mlx5 checks them (EOPNOTSUPP): no TSO (raw packet only), no ATOMIC_WRITE
@@ -100,7 +113,7 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
     if (attr->qp_type != IBV_QPT_UD)
       ok |= IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
             IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
-    if (attr->qp_type == IBV_QPT_RC)
+    if (attr->qp_type == IBV_QPT_RC || attr->qp_type == IBV_QPT_XRC_SEND)
       ok |= IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
             IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
     // iWARP (RFC 5040) carries no atomics, no immediate data and no SEND with Invalidate
@@ -111,14 +124,27 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
                                    IBV_QP_EX_WITH_SEND_WITH_INV);
     if (attr->send_ops_flags & ~ok) return fail<ibv_qp>(EOPNOTSUPP);
   }
-  if (!attr->send_cq || !attr->recv_cq) return fail<ibv_qp>(EINVAL);
-  Context* ctx = ctx_of(c);
+  // The CQs a type has: an XRC initiator only a send CQ, a target none.
+  if (!target && !attr->send_cq) return fail<ibv_qp>(EINVAL);
+  if (!target && attr->qp_type != IBV_QPT_XRC_SEND && !attr->recv_cq) return fail<ibv_qp>(EINVAL);
   backend::QpRequest want;
-  want.pd = attr->pd->handle;
   want.type = attr->qp_type;
-  want.send_cq = attr->send_cq->handle;
-  want.recv_cq = attr->recv_cq->handle;
-  want.srq = attr->srq ? attr->srq->handle : 0;
+  if (target) {
+    want.xrcd = Xrcd::from(attr->xrcd)->handle;
+    attr->pd = nullptr;
+    attr->send_cq = attr->recv_cq = nullptr;
+    attr->srq = nullptr;
+  } else {
+    want.pd = attr->pd->handle;
+    want.send_cq = attr->send_cq->handle;
+    if (attr->qp_type == IBV_QPT_XRC_SEND) {
+      attr->recv_cq = nullptr;
+      attr->srq = nullptr;
+    } else {
+      want.recv_cq = attr->recv_cq->handle;
+      want.srq = attr->srq ? attr->srq->handle : 0;
+    }
+  }
   want.sq_sig_all = attr->sq_sig_all != 0;
   want.cap = attr->cap;
   backend::QpRings r;
@@ -126,6 +152,12 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
     if (getenv("RDMASIM_VERBS_DEBUG")) fprintf(stderr, "rdmasim: CreateQp: %s\n", strerror(rc));
     return fail<ibv_qp>(rc);
   }
+  attr->cap = r.cap;
+  return adopt_qp(c, r, *attr);
+}
+
+ibv_qp* adopt_qp(ibv_context* c, const backend::QpRings& r, const ibv_qp_init_attr_ex& attr) {
+  Context* ctx = ctx_of(c);
   auto* q = new Qp();
   q->ctx = ctx;
   q->map = r.map;
@@ -134,24 +166,25 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
   q->cap = r.cap;
   q->sq_acct.set_depth(r.sq_depth);
   q->rq_acct.set_depth(r.rq_depth);
-  q->sq_sig_all = want.sq_sig_all;
+  q->sq_sig_all = attr.sq_sig_all != 0;
   ibv_qp& b = q->qpx.qp_base;
   b.context = c;
-  b.qp_context = attr->qp_context;
-  b.pd = attr->pd;
-  b.send_cq = attr->send_cq;
-  b.recv_cq = attr->recv_cq;
-  b.srq = attr->srq;
+  b.qp_context = attr.qp_context;
+  b.pd = attr.pd;
+  b.send_cq = attr.send_cq;
+  b.recv_cq = attr.recv_cq;
+  b.srq = attr.srq;
   b.handle = r.handle;
   b.qp_num = r.qp_num;
   b.state = IBV_QPS_RESET;
-  b.qp_type = attr->qp_type;
+  b.qp_type = attr.qp_type;
   pthread_mutex_init(&b.mutex, nullptr);
   pthread_cond_init(&b.cond, nullptr);
   install_qp_ex_ops(&q->qpx);
-  attr->cap = r.cap;
   std::lock_guard<std::mutex> lock(ctx->mu);
-  ctx->qps_by_num[r.qp_num] = q;
+  // By number for retiring send and receive WQEs: an XRC target has neither, and this
+  // process may hold several handles to one (ibv_open_qp).
+  if (attr.qp_type != IBV_QPT_XRC_RECV) ctx->qps_by_num[r.qp_num] = q;
   ctx->qps_by_handle[r.handle] = q;
   return &b;
 }
@@ -162,17 +195,20 @@ extern "C" ibv_srq* RDMASIM_V11(ibv_create_srq)(ibv_pd* pd, ibv_srq_init_attr* a
 
 namespace rdmasim::verbs {
 
-// ibv_create_srq_ex(3) for a basic SRQ; XRC and tag-matching SRQs are not offered.
+// ibv_create_srq_ex(3) for a basic or an XRC SRQ; tag-matching SRQs are not offered.
 ibv_srq* create_srq_ex_op(ibv_context* c, ibv_srq_init_attr_ex* attr) {
   const uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
                          IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
   if (attr->comp_mask & ~known) return fail<ibv_srq>(EINVAL);
-  if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC)
+  const bool xrc = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type == IBV_SRQT_XRC;
+  if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC && !xrc)
     return fail<ibv_srq>(EOPNOTSUPP);
-  if (attr->comp_mask & (IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM))
-    return fail<ibv_srq>(EOPNOTSUPP);
+  if (attr->comp_mask & IBV_SRQ_INIT_ATTR_TM) return fail<ibv_srq>(EOPNOTSUPP);
   if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd || attr->pd->context != c)
     return fail<ibv_srq>(EINVAL);
+  if (xrc) return create_xrc_srq(c, attr);  // xrc.cpp
+  if (attr->comp_mask & (IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ))
+    return fail<ibv_srq>(EINVAL);  // a basic SRQ has neither
   ibv_srq_init_attr basic{attr->srq_context, attr->attr};
   ibv_srq* srq = RDMASIM_V11(ibv_create_srq)(attr->pd, &basic);
   if (srq) attr->attr = basic.attr;
@@ -298,6 +334,16 @@ ibv_srq* RDMASIM_V11(ibv_create_srq)(ibv_pd* pd, ibv_srq_init_attr* attr) {
   backend::SrqRing r;
   if (int rc = backend_of(pd->context).create_srq(pd->handle, attr->attr, &r))
     return fail<ibv_srq>(rc);
+  attr->attr.max_wr = r.granted.max_wr;
+  attr->attr.max_sge = r.granted.max_sge;
+  return &adopt_srq(pd, r, attr->srq_context)->srq;
+}
+
+}  // extern "C"
+
+namespace rdmasim::verbs {
+
+Srq* adopt_srq(ibv_pd* pd, const backend::SrqRing& r, void* srq_context) {
   Context* ctx = ctx_of(pd->context);
   auto* s = new Srq();
   s->ctx = ctx;
@@ -305,18 +351,21 @@ ibv_srq* RDMASIM_V11(ibv_create_srq)(ibv_pd* pd, ibv_srq_init_attr* attr) {
   s->ring = r.ring;
   s->acct.set_depth(r.depth);
   s->max_sge = r.granted.max_sge;
+  s->srq_num = r.srq_num;
   s->srq.context = pd->context;
-  s->srq.srq_context = attr->srq_context;
+  s->srq.srq_context = srq_context;
   s->srq.pd = pd;
   s->srq.handle = r.handle;
   pthread_mutex_init(&s->srq.mutex, nullptr);
   pthread_cond_init(&s->srq.cond, nullptr);
-  attr->attr.max_wr = r.granted.max_wr;
-  attr->attr.max_sge = r.granted.max_sge;
   std::lock_guard<std::mutex> lock(ctx->mu);
   ctx->srqs[r.handle] = s;
-  return &s->srq;
+  return s;
 }
+
+}  // namespace rdmasim::verbs
+
+extern "C" {
 
 int RDMASIM_V11(ibv_modify_srq)(ibv_srq* srq, ibv_srq_attr* attr, int mask) {
   if (hardware()) return forward<&Hw::ibv_modify_srq>(srq, attr, mask);
@@ -403,7 +452,7 @@ int RDMASIM_V11(ibv_destroy_qp)(ibv_qp* qp) {
   if (int rc = backend_of(qp->context).destroy_qp(qp->handle)) return rc;
   {
     std::lock_guard<std::mutex> lock(q->ctx->mu);
-    q->ctx->qps_by_num.erase(qp->qp_num);
+    if (qp->qp_type != IBV_QPT_XRC_RECV) q->ctx->qps_by_num.erase(qp->qp_num);
     q->ctx->qps_by_handle.erase(qp->handle);
   }
   q->map.unmap();

@@ -20,6 +20,7 @@ enum HeaderBits : uint16_t {
   kHasGrh = 1 << 6,
   kHasIeth = 1 << 7,
   kHasRdeth = 1 << 8,  // reliable datagram (table 38's RD rows; the model sends none)
+  kHasXrceth = 1 << 9, // XRC requests: the target's XRC SRQ number
 };
 
 
@@ -28,7 +29,8 @@ enum HeaderBits : uint16_t {
 namespace rdmasim::net::ibta {
 
 // Opcode = transport (bits 7..5) | operation (bits 4..0).
-inline constexpr uint8_t kRc = 0x00, kUc = 0x20, kRd = 0x40, kUd = 0x60, kCnpGroup = 0x80;
+inline constexpr uint8_t kRc = 0x00, kUc = 0x20, kRd = 0x40, kUd = 0x60, kCnpGroup = 0x80,
+                         kXrc = 0xa0;
 inline constexpr uint8_t kTransportMask = 0xe0, kOperationMask = 0x1f;
 
 // The operation bits, as RC numbers them (UC and RD use the same numbers for what they have).
@@ -45,7 +47,7 @@ inline constexpr uint8_t kSendFirst = 0x00, kSendMiddle = 0x01, kSendLast = 0x02
 // is not modelled.)
 inline constexpr uint8_t kRoceCnp = 0x81;
 
-enum class Transport : uint8_t { RC, UC, RD, UD, CNP };
+enum class Transport : uint8_t { RC, UC, RD, UD, CNP, XRC };
 enum class Op : uint8_t {
   Send, Write, ReadRequest, Atomic, Resync,   // requests
   ReadResponse, Ack, AtomicAck,               // responses
@@ -55,10 +57,11 @@ enum class Op : uint8_t {
 enum class Position : uint8_t { First, Middle, Last, Only };
 
 // Extension header sizes in bytes (IBTA 9.3: RDETH 9.3.3, DETH 9.3.2, RETH 9.3.4,
-// AtomicETH 9.3.5, AETH 9.3.6, AtomicAckETH 9.3.7, ImmDt 9.3.8, IETH 9.3.9; BTH 9.2).
+// AtomicETH 9.3.5, AETH 9.3.6, AtomicAckETH 9.3.7, ImmDt 9.3.8, IETH 9.3.9; BTH 9.2;
+// XRCETH, 8 reserved bits and the 24-bit XRC SRQ number, of annex A14 (XRC)).
 inline constexpr uint32_t kBthBytes = 12, kRdethBytes = 4, kDethBytes = 8, kRethBytes = 16,
                           kAtomicEthBytes = 28, kAethBytes = 4, kAtomicAckEthBytes = 8,
-                          kImmDtBytes = 4, kIethBytes = 4;
+                          kImmDtBytes = 4, kIethBytes = 4, kXrcethBytes = 4;
 // What follows a RoCEv2 CNP's BTH (annex A17): 16 reserved bytes.
 inline constexpr uint32_t kCnpReservedBytes = 16;
 
@@ -66,6 +69,7 @@ inline constexpr uint32_t kCnpReservedBytes = 16;
 constexpr uint32_t ext_header_bytes(uint16_t bits) {
   uint32_t n = 0;
   if (bits & kHasRdeth) n += kRdethBytes;
+  if (bits & kHasXrceth) n += kXrcethBytes;
   if (bits & kHasDeth) n += kDethBytes;
   if (bits & kHasReth) n += kRethBytes;
   if (bits & kHasAtomicEth) n += kAtomicEthBytes;
@@ -159,6 +163,14 @@ constexpr std::array<Opcode, 256> build() {
   put(kRd | kResync, "RESYNC", T::RD, Op::Resync, P::Only, kHasRdeth | kHasDeth);
   put(kRc | kSendLastInv, "SEND Last with Invalidate", T::RC, Op::Send, P::Last, kHasIeth);
   put(kRc | kSendOnlyInv, "SEND Only with Invalidate", T::RC, Op::Send, P::Only, kHasIeth);
+  // XRC: RC's operations; every request carries an XRCETH right after the BTH, responses none.
+  for (const Row& r : kShared) {
+    const bool request = r.kind < Op::ReadResponse;
+    put(kXrc | r.op, r.name, T::XRC, r.kind, r.position,
+        static_cast<uint16_t>(r.headers | (request ? kHasXrceth : 0)));
+  }
+  put(kXrc | kSendLastInv, "SEND Last with Invalidate", T::XRC, Op::Send, P::Last, kHasXrceth | kHasIeth);
+  put(kXrc | kSendOnlyInv, "SEND Only with Invalidate", T::XRC, Op::Send, P::Only, kHasXrceth | kHasIeth);
   put(kUd | kSendOnly, "SEND Only", T::UD, Op::Send, P::Only, kHasDeth);
   put(kUd | kSendOnlyImm, "SEND Only with Immediate", T::UD, Op::Send, P::Only, kHasDeth | kHasImm);
   put(kRoceCnp, "CNP", T::CNP, Op::Cnp, P::Only, kNone);
@@ -167,7 +179,7 @@ constexpr std::array<Opcode, 256> build() {
 
 }  // namespace detail
 
-// Every opcode; unknown ones (reserved, XRC, manufacturer-specific, IBTA 1.5's FLUSH and
+// Every opcode; unknown ones (reserved, manufacturer-specific, IBTA 1.5's FLUSH and
 // ATOMIC WRITE, which the model does not carry) have an empty name and known() false.
 inline constexpr std::array<Opcode, 256> kOpcodes = detail::build();
 

@@ -204,6 +204,10 @@ int Hca::destroy_srq(uint32_t srq) {
   if (it == impl_->srqs.end()) return ENOENT;
   if (it->second.refs) return EBUSY;
   impl_->pds[it->second.pd].refs--;
+  if (it->second.xrcd) {
+    impl_->xrcds[it->second.xrcd].refs--;
+    impl_->cqs[it->second.cq].refs--;
+  }
   impl_->srqs.erase(it);
   return 0;
 }
@@ -221,15 +225,32 @@ int Hca::post_srq_recv(uint32_t srq, const RecvWr& wr) {
 int Hca::create_qp(QpInitAttr& attr, uint32_t* qpn) {
   auto& im = *impl_;
   const auto& c = im.config;
-  auto pit = im.pds.find(attr.pd);
-  if (pit == im.pds.end()) return ENOENT;
-  if (!im.cqs.count(attr.send_cq) || !im.cqs.count(attr.recv_cq)) return ENOENT;
-  if (attr.srq && !im.srqs.count(attr.srq)) return ENOENT;
-  if (attr.type != QpType::RC && attr.type != QpType::UC && attr.type != QpType::UD)
+  if (attr.type != QpType::RC && attr.type != QpType::UC && attr.type != QpType::UD &&
+      !is_xrc(attr.type))
     return EINVAL;
   // iWARP (RDMAP over TCP) has reliable connected QPs only; irdma and iw_cxgb4 refuse
-  // UD and UC QPs with EOPNOTSUPP.
+  // UD, UC and XRC QPs with EOPNOTSUPP.
   if (im.is_iwarp() && attr.type != QpType::RC) return EOPNOTSUPP;
+  // What each type is made of (QpInitAttr): an XRC target has a domain and nothing else;
+  // an XRC initiator has no receive side.
+  const bool target = attr.type == QpType::XrcRecv;
+  if (target) {
+    if (!im.xrcds.count(attr.xrcd)) return ENOENT;
+    attr.pd = attr.send_cq = attr.recv_cq = attr.srq = 0;
+    attr.caps = QpCaps{};
+  } else {
+    attr.xrcd = 0;
+    if (attr.type == QpType::XrcSend) {
+      attr.recv_cq = attr.srq = 0;
+      attr.caps.max_recv_wr = attr.caps.max_recv_sge = 0;
+    }
+    if (!im.pds.count(attr.pd)) return ENOENT;
+    if (!im.cqs.count(attr.send_cq)) return ENOENT;
+    if (attr.type != QpType::XrcSend && !im.cqs.count(attr.recv_cq)) return ENOENT;
+    if (attr.srq && !im.srqs.count(attr.srq)) return ENOENT;
+    // An XRC SRQ serves XRC targets only (mlx5: EINVAL).
+    if (attr.srq && im.srqs[attr.srq].xrcd) return EINVAL;
+  }
   if (attr.caps.max_send_wr > c.max_qp_wr || attr.caps.max_recv_wr > c.max_qp_wr ||
       attr.caps.max_send_sge > c.max_sge || attr.caps.max_recv_sge > c.max_sge ||
       attr.caps.max_inline_data > c.max_inline_data)
@@ -261,13 +282,21 @@ int Hca::create_qp(QpInitAttr& attr, uint32_t* qpn) {
   qp->attr.cap = attr.caps;
   qp->attr.qp_state = qp->attr.cur_qp_state = QpState::Reset;
   qp->mtu = c.max_mtu;
-  pit->second.refs++;
-  im.cqs[attr.send_cq].refs++;
-  im.cqs[attr.recv_cq].refs++;
-  if (attr.srq) im.srqs[attr.srq].refs++;
+  im.hold_qp_objects(attr, +1);
   *qpn = qp->qpn;
   im.qps[qp->qpn] = std::move(qp);
   return 0;
+}
+
+void Hca::Impl::hold_qp_objects(const QpInitAttr& a, int n) {
+  if (a.type == QpType::XrcRecv) {
+    xrcds[a.xrcd].refs += n;
+    return;
+  }
+  pds[a.pd].refs += n;
+  cqs[a.send_cq].refs += n;
+  if (a.type != QpType::XrcSend) cqs[a.recv_cq].refs += n;
+  if (a.srq) srqs[a.srq].refs += n;
 }
 
 int Hca::modify_qp(uint32_t qpn, const QpAttr& attr, uint32_t mask) {
@@ -308,10 +337,7 @@ int Hca::destroy_qp(uint32_t qpn) {
   im.engine.cancel(qp.rnr_wait);
   im.free_qp_windows(qpn);  // type 2 windows bound to it can never be used again
   im.iwarp_unbind(qp);
-  im.pds[qp.init.pd].refs--;
-  im.cqs[qp.init.send_cq].refs--;
-  im.cqs[qp.init.recv_cq].refs--;
-  if (qp.init.srq) im.srqs[qp.init.srq].refs--;
+  im.hold_qp_objects(qp.init, -1);
   im.qps.erase(it);  // `active` may still name it; pump() skips unknown QPNs
   return 0;
 }
@@ -350,15 +376,18 @@ int Hca::post_send(uint32_t qpn, const SendWr& wr) {
       if (wr.opcode == WrOpcode::RdmaRead || atomic) return EINVAL;
       break;
     case QpType::RC:
+    case QpType::XrcSend:
       if (atomic && !im.config.atomics) return EINVAL;
       break;
+    case QpType::XrcRecv:
+      return EINVAL;  // a target has no send queue
   }
   const bool mw_op = wr.opcode == WrOpcode::LocalInv || wr.opcode == WrOpcode::BindMw ||
                      wr.opcode == WrOpcode::SendWithInv;
   if (mw_op && !im.config.mem_windows) return EINVAL;
   // IETH (SEND LAST/ONLY with Invalidate) is an RC opcode here: UC would need its own
   // opcodes, and RDMAP's Send with Invalidate is not modelled on iWARP.
-  if (wr.opcode == WrOpcode::SendWithInv && (qp.init.type != QpType::RC || im.is_iwarp()))
+  if (wr.opcode == WrOpcode::SendWithInv && (!reliable(qp.init.type) || im.is_iwarp()))
     return EINVAL;
   if (wr.opcode == WrOpcode::BindMw) {
     // mlx5 binds through a KLM UMR that spans at most 2 GiB (set_bind_wr: EOPNOTSUPP);
@@ -423,7 +452,7 @@ int Hca::post_recv(uint32_t qpn, const RecvWr& wr) {
   auto it = im.qps.find(qpn);
   if (it == im.qps.end()) return ENOENT;
   Qp& qp = *it->second;
-  if (qp.init.srq) return EINVAL;  // receives go to the SRQ
+  if (qp.init.srq || is_xrc(qp.init.type)) return EINVAL;  // receives go to an SRQ
   if (qp.attr.qp_state == QpState::Reset) return EINVAL;
   if (wr.sgl.size() > std::max<uint32_t>(qp.init.caps.max_recv_sge, 1)) return EINVAL;
   if (qp.rq.size() >= std::max<uint32_t>(qp.init.caps.max_recv_wr, 1)) return ENOMEM;
@@ -469,7 +498,11 @@ void Hca::receive(net::PacketPtr frame, int /*port*/) {
     auto it = m.qps.find(dest);
     if (it == m.qps.end()) return;  // no such QP: silently dropped, as HCAs do
     Qp& qp = *it->second;
-    const bool response = qp.init.type == QpType::RC && ibta::info(shared->bth.opcode).is_response();
+    const bool response = reliable(qp.init.type) && ibta::info(shared->bth.opcode).is_response();
+    // An XRC initiator only gets responses, a target only requests: anything else is dropped.
+    if ((qp.init.type == QpType::XrcSend && !response) ||
+        (qp.init.type == QpType::XrcRecv && response))
+      return;
     m.rx_pkt = shared.get();
     const bool tcp = qp.tcp || m.is_iwarp();  // iWARP: ECN is TCP's business (DCTCP), no CNPs
     if (shared->ce && !tcp) m.notify_congestion(qp, *shared);

@@ -262,6 +262,15 @@ class Hca : public net::Node {
   int destroy_srq(uint32_t srq);
   int post_srq_recv(uint32_t srq, const RecvWr& wr);
 
+  // XRC (IBTA annex A14; none on iWARP: EOPNOTSUPP). A domain holds XRC SRQs and XRC
+  // target QPs (QpType::XrcRecv, created with QpInitAttr::xrcd); dealloc_xrcd is EBUSY while
+  // any remain. An XRC SRQ has a PD, which protects its receive buffers and the memory the
+  // requests naming it access, and the CQ its receives complete on. Its number (*srq) is
+  // what an initiator puts in SendWr::xrc_srqn.
+  int alloc_xrcd(uint32_t* xrcd);
+  int dealloc_xrcd(uint32_t xrcd);
+  int create_xrc_srq(uint32_t pd, uint32_t xrcd, uint32_t cq, const SrqAttr& attr, uint32_t* srq);
+
   // On success *qpn is the QP number peers address (24 bits, never 0 or 1), and
   // attr.caps is updated to the capacities actually granted.
   int create_qp(QpInitAttr& attr, uint32_t* qpn);

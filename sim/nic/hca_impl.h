@@ -57,6 +57,17 @@ struct PsnLess {
 };
 
 // IBTA path MTU code (IBV_MTU_*: 1 = 256 ... 5 = 4096) to bytes; 0 for a bad code.
+// The BTH opcode's transport bits of a QP's packets (responses included).
+inline uint8_t transport_bits(QpType t) {
+  switch (t) {
+    case QpType::UC: return ibta::kUc;
+    case QpType::UD: return ibta::kUd;
+    case QpType::XrcSend:
+    case QpType::XrcRecv: return ibta::kXrc;
+    default: return ibta::kRc;
+  }
+}
+
 inline uint32_t mtu_bytes(uint8_t code) { return code >= 1 && code <= 5 ? 128u << code : 0; }
 
 // Local ACK timeout for the IBTA 5-bit `timeout` attribute: 4.096 us * 2^timeout.
@@ -79,6 +90,11 @@ bool write_dma(MemorySpace& mem, uint64_t addr, const uint8_t* src, size_t len);
 
 struct Pd {
   uint32_t refs = 0;  // MRs, QPs and SRQs using it
+};
+
+// An XRC domain (IBTA annex A14, ibv_open_xrcd): the XRC SRQs and XRC target QPs in it.
+struct Xrcd {
+  uint32_t refs = 0;
 };
 
 struct Mr {
@@ -121,6 +137,8 @@ struct Cq {
 
 struct Srq {
   uint32_t pd = 0;
+  uint32_t xrcd = 0;        // an XRC SRQ: its domain (0: a basic SRQ)
+  uint32_t cq = 0;          // an XRC SRQ: where its receives complete
   SrqAttr attr;
   std::deque<RecvWr> queue;
   bool limit_armed = false;
@@ -207,6 +225,10 @@ struct Qp {
   bool msg_drop = false;    // UC: discard the rest of a broken message
   RecvWr cur_recv;
   uint32_t cur_srq = 0;
+  // XRC target: the XRC SRQ the request being handled names (its XRCETH) and that SRQ's PD,
+  // which governs the request's memory access (xrc.cpp, xrc_accept).
+  uint32_t xrc_srq = 0;
+  uint32_t xrc_pd = 0;
   uint32_t msg_bytes = 0;   // bytes placed so far
   // WRITE: bytes accepted but not yet copied into memory. Consecutive packets of one message
   // are contiguous both in the sender's gathered buffer and in the target range, so they
@@ -281,13 +303,14 @@ struct Hca::Impl {
   AsyncSink async_sink;
   bool port_active = true;
 
-  uint32_t next_pd = 1, next_cq = 1, next_srq = 1, next_qpn = 0x11, next_key = 0x1000;
+  uint32_t next_pd = 1, next_cq = 1, next_srq = 1, next_qpn = 0x11, next_key = 0x1000, next_xrcd = 1;
   uint64_t next_packet_id = 1;
   std::map<uint32_t, Pd> pds;
   std::map<uint32_t, Mr> mrs;
   std::map<uint32_t, Mw> mws;   // by key index (rkey >> 8); MRs and MWs share the index space
   std::map<uint32_t, Cq> cqs;
   std::map<uint32_t, Srq> srqs;
+  std::map<uint32_t, Xrcd> xrcds;
   std::map<uint32_t, std::unique_ptr<Qp>> qps;
 
   // QP1: the owner's sink for GSI datagrams, and the PSNs of the MADs sent (gsi.cpp).
@@ -378,6 +401,8 @@ struct Hca::Impl {
   // Raises an affiliated asynchronous event of `qp` (IBTA 11.6.3).
   void qp_event(const Qp& qp, AsyncEventType type);
   void reset_qp(Qp& qp);
+  // Counts (+1) or releases (-1) a QP's use of its PD, CQs, SRQ or XRC domain.
+  void hold_qp_objects(const QpInitAttr& a, int n);
 
   // --- completions (with PCIe, each is a 64 B CQE write) ---
   static constexpr uint32_t kCqeBytes = 64;
@@ -425,6 +450,7 @@ struct Hca::Impl {
   // --- irn.cpp: IRN selective repeat (HcaConfig::loss_recovery) ---
   bool irn(const Qp& qp) const {
     // (An iWARP NIC's RC QPs ride on TCP, qp.tcp, whose recovery is TCP's.)
+    // XRC keeps go-back-N (IRN is specified for RC).
     return config.loss_recovery.mode == LossRecovery::Irn && qp.init.type == QpType::RC && !is_iwarp();
   }
   // The next packet to resend (WQE index and packet), if any.
@@ -470,6 +496,21 @@ struct Hca::Impl {
   void echo_int(RdmaPacket& ack) const;           // NP: the ACK echoes rx_pkt's INT
   void stamp_ack(Qp& qp, RdmaPacket& ack);        // NP: ack_delay and ce_echo (TIMELY..DCTCP)
   void log_sent(Qp& qp, const RdmaPacket& p);     // RP: a request's send time (TIMELY..DCTCP)
+
+  // --- xrc.cpp ---
+  // An XRC target's check of a request's XRCETH: the SRQ exists, is an XRC SRQ and is in
+  // the target's domain. Sets qp.xrc_srq / xrc_pd; false: an Invalid Request.
+  bool xrc_accept(Qp& qp, const RdmaPacket& p);
+  // The PD a request's remote access and receive buffers are checked in: an XRC target's
+  // is that of the XRC SRQ the request names.
+  uint32_t access_pd(const Qp& qp) const {
+    return qp.init.type == QpType::XrcRecv ? qp.xrc_pd : qp.init.pd;
+  }
+  // The SRQ a receive is taken from, and the CQ a receive taken from `srqn` completes on.
+  uint32_t recv_srq(const Qp& qp) const {
+    return qp.init.type == QpType::XrcRecv ? qp.xrc_srq : qp.init.srq;
+  }
+  uint32_t recv_cq(const Qp& qp, uint32_t srqn) const;
 
   // --- responder.cpp ---
   void handle_request(Qp& qp, RdmaPacket& p);

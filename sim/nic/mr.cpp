@@ -16,7 +16,7 @@ const Mr* Hca::Impl::check_local(uint32_t pd, const Sge& sge, uint32_t access) c
 
 const Mr* Hca::Impl::check_remote(const Qp& qp, uint32_t rkey, uint64_t va, uint64_t len,
                                   uint32_t access) const {
-  const uint32_t pd = qp.init.pd;
+  const uint32_t pd = access_pd(qp);
   auto in_range = [&](uint64_t base, uint64_t size) {
     return va >= base && va - base <= size && len <= size - (va - base);
   };
@@ -62,7 +62,7 @@ bool Hca::Impl::start_gather(uint32_t pd, SendWqe& w) const {
 
 bool Hca::Impl::packet_bytes(const Qp& qp, const SendWqe& w, uint32_t off, uint32_t len,
                              net::Packet& p) const {
-  if (qp.init.type == QpType::RC && !is_iwarp()) {
+  if (reliable(qp.init.type) && !is_iwarp()) {
     uint64_t start = 0;  // message offset of the SGE's first byte
     for (const Sge& s : w.wr.sgl) {
       if (off >= start + s.length) {

@@ -125,7 +125,7 @@ bool Hca::Impl::remote_inv(Qp& qp, uint32_t rkey) {
   Mw& mw = it->second;
   // A type 2B window is invalidated only through the QP it is bound to.
   if (mw.rkey != rkey || mw.type != MwType::Type2 || !mw.bound || mw.qpn != qp.qpn ||
-      mw.pd != qp.init.pd)
+      mw.pd != access_pd(qp))
     return false;
   unbind(mw);
   return true;

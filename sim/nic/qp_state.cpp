@@ -7,11 +7,19 @@ namespace {
 
 struct Masks {
   bool valid = false;
-  uint32_t req[3] = {0, 0, 0};  // index: RC, UC, UD
-  uint32_t opt[3] = {0, 0, 0};
+  uint32_t req[5] = {0, 0, 0, 0, 0};  // index: RC, UC, UD, XRC initiator, XRC target
+  uint32_t opt[5] = {0, 0, 0, 0, 0};
 };
 
-int tindex(QpType t) { return t == QpType::RC ? 0 : t == QpType::UC ? 1 : 2; }
+int tindex(QpType t) {
+  switch (t) {
+    case QpType::RC: return 0;
+    case QpType::UC: return 1;
+    case QpType::XrcSend: return 3;
+    case QpType::XrcRecv: return 4;
+    default: return 2;
+  }
+}
 
 // Masks for cur -> next (besides kQpState itself).
 Masks transition(QpState cur, QpState next) {
@@ -27,30 +35,40 @@ Masks transition(QpState cur, QpState next) {
     m.req[0] = rc, m.req[1] = uc, m.req[2] = ud;
     m.opt[0] = orc, m.opt[1] = ouc, m.opt[2] = oud;
   };
+  // The XRC columns: the initiator takes RC's requester attributes, the target RC's
+  // responder ones (ib_modify_qp_is_ok's IB_QPT_XRC_INI / IB_QPT_XRC_TGT entries).
+  auto xrc = [&](uint32_t ini, uint32_t tgt, uint32_t oini, uint32_t otgt) {
+    m.req[3] = ini, m.req[4] = tgt;
+    m.opt[3] = oini, m.opt[4] = otgt;
+  };
   const uint32_t ppa = kQpPkeyIndex | kQpPort | kQpAccessFlags;
   const uint32_t ppq = kQpPkeyIndex | kQpPort | kQpQkey;
   if (cur == S::Reset && next == S::Init) {
     set(ppa, ppa, ppq, 0, 0, 0);
+    xrc(ppa, ppa, 0, 0);
   } else if (cur == S::Init && next == S::Init) {
     set(0, 0, 0, ppa, ppa, ppq);
+    xrc(0, 0, ppa, ppa);
   } else if (cur == S::Init && next == S::Rtr) {
     const uint32_t uc = kQpAv | kQpPathMtu | kQpDestQpn | kQpRqPsn;
-    set(uc | kQpMaxDestRdAtomic | kQpMinRnrTimer, uc, 0,
-        kQpAltPath | kQpAccessFlags | kQpPkeyIndex, kQpAltPath | kQpAccessFlags | kQpPkeyIndex,
-        kQpPkeyIndex | kQpQkey);
+    const uint32_t opt = kQpAltPath | kQpAccessFlags | kQpPkeyIndex;
+    set(uc | kQpMaxDestRdAtomic | kQpMinRnrTimer, uc, 0, opt, opt, kQpPkeyIndex | kQpQkey);
+    xrc(uc, uc | kQpMaxDestRdAtomic | kQpMinRnrTimer, opt, opt);
   } else if (cur == S::Rtr && next == S::Rts) {
+    const uint32_t opt = kQpCurState | kQpAltPath | kQpAccessFlags | kQpPathMigState;
     set(kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpSqPsn | kQpMaxQpRdAtomic, kQpSqPsn,
-        kQpSqPsn,
-        kQpCurState | kQpAltPath | kQpAccessFlags | kQpMinRnrTimer | kQpPathMigState,
-        kQpCurState | kQpAltPath | kQpAccessFlags | kQpPathMigState, kQpCurState | kQpQkey);
+        kQpSqPsn, opt | kQpMinRnrTimer, opt, kQpCurState | kQpQkey);
+    xrc(kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpSqPsn | kQpMaxQpRdAtomic,
+        kQpTimeout | kQpSqPsn, opt, opt | kQpMinRnrTimer);
   } else if ((cur == S::Rts || cur == S::Sqd) && next == S::Rts) {
-    set(0, 0, 0,
-        kQpCurState | kQpAccessFlags | kQpAltPath | kQpPathMigState | kQpMinRnrTimer,
-        kQpCurState | kQpAccessFlags | kQpAltPath | kQpPathMigState, kQpCurState | kQpQkey);
+    const uint32_t opt = kQpCurState | kQpAccessFlags | kQpAltPath | kQpPathMigState;
+    set(0, 0, 0, opt | kQpMinRnrTimer, opt, kQpCurState | kQpQkey);
+    xrc(0, 0, opt, opt | kQpMinRnrTimer);
   } else if (cur == S::Sqe && next == S::Rts) {
     set(0, 0, 0, 0, kQpCurState | kQpAccessFlags, kQpCurState | kQpQkey);
   } else if (cur == S::Rts && next == S::Sqd) {
     set(0, 0, 0, kQpEnSqdAsyncNotify, kQpEnSqdAsyncNotify, kQpEnSqdAsyncNotify);
+    xrc(0, 0, kQpEnSqdAsyncNotify, kQpEnSqdAsyncNotify);
   } else if (cur == S::Sqd && next == S::Sqd) {
     // IBTA 11.2.1.2 / ib_modify_qp_is_ok: path and RC parameters may change while drained.
     const uint32_t uc = kQpAv | kQpAltPath | kQpAccessFlags | kQpPkeyIndex | kQpPathMigState;
@@ -58,6 +76,8 @@ Masks transition(QpState cur, QpState next) {
         uc | kQpPort | kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpMaxQpRdAtomic |
             kQpMaxDestRdAtomic | kQpMinRnrTimer,
         uc, kQpPkeyIndex | kQpQkey);
+    xrc(0, 0, uc | kQpPort | kQpTimeout | kQpRetryCnt | kQpRnrRetry | kQpMaxQpRdAtomic,
+        uc | kQpPort | kQpTimeout | kQpMaxDestRdAtomic | kQpMinRnrTimer);
   }
   return m;
 }

@@ -104,6 +104,7 @@ struct RdmaPacket final : net::Packet {
   uint32_t imm = 0;                // ImmDt: network byte order, as the verbs user gave it
   uint32_t ieth_rkey = 0;          // IETH: the rkey to invalidate, host order
   Deth deth;
+  uint32_t xrc_srqn = 0;           // XRCETH (XRC requests): the XRC SRQ at the target, 24 bits
   std::array<uint8_t, 16> sgid{};  // GRH source GID (RoCEv2: IPv4-mapped), when kHasGrh
   std::array<uint8_t, 16> dgid{};
   TcpHeader tcp;                   // iWARP segments

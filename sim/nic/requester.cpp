@@ -7,10 +7,6 @@
 namespace rdmasim::nic {
 namespace {
 
-uint8_t transport_bits(QpType t) {
-  return t == QpType::RC ? ibta::kRc : t == QpType::UC ? ibta::kUc : ibta::kUd;
-}
-
 bool is_read_response(uint8_t opcode) { return ibta::info(opcode).op == ibta::Op::ReadResponse; }
 
 // The operation bits of packet `first`/`last` of a SEND or RDMA WRITE message.
@@ -51,7 +47,7 @@ bool Hca::Impl::has_new_work(const Qp& qp) const {
   if (qp.tx_wqe >= qp.sq.size() || !qp.sq[qp.tx_wqe].eligible) return false;
   const SendWqe& w = qp.sq[qp.tx_wqe];
   if (st == QpState::Sqd && !w.started) return false;  // draining: nothing new starts
-  if (qp.init.type == QpType::RC && w.is_read_or_atomic()) {
+  if (reliable(qp.init.type) && w.is_read_or_atomic()) {
     // At most max_rd_atomic READ/atomic requests outstanding (the peer's responder limit).
     size_t n = 0;
     for (size_t i = 0; i < qp.tx_wqe; ++i)
@@ -133,7 +129,7 @@ RdmaPacketPtr Hca::Impl::next_request(Qp& qp) {
   }
   SendWqe& w = qp.sq[qp.tx_wqe];
   const WrOpcode op = w.wr.opcode;
-  const bool rc = qp.init.type == QpType::RC;
+  const bool rc = reliable(qp.init.type);
   const uint32_t mtu = qp.mtu;
   if (w.is_local_op()) {
     // BIND_MW / LOCAL_INV run in the NIC when the send queue reaches them, once (a
@@ -203,7 +199,7 @@ RdmaPacketPtr Hca::Impl::next_request(Qp& qp) {
 RdmaPacketPtr Hca::Impl::build_request(Qp& qp, size_t i, uint32_t k, bool retx) {
   SendWqe& w = qp.sq[i];
   const WrOpcode op = w.wr.opcode;
-  const bool rc = qp.init.type == QpType::RC;
+  const bool rc = reliable(qp.init.type);
   const uint32_t mtu = qp.mtu;
   const uint32_t psn = psn_add(w.first_psn, k);
   if (retx || psn_diff(psn, qp.retx_end) < 0) counters.retransmitted_packets++;
@@ -279,6 +275,7 @@ RdmaPacketPtr Hca::Impl::build_request(Qp& qp, size_t i, uint32_t k, bool retx) 
   if (irn(qp) && config.loss_recovery.bdp_packets)
     every = std::min(every, std::max<uint32_t>(config.loss_recovery.bdp_packets / 2, 1));
   p->bth.ack_req = rc && (retx || last || (k + 1) % every == 0);
+  if (qp.init.type == QpType::XrcSend) p->xrc_srqn = w.wr.xrc_srqn & 0xffffff;
   finish_packet(*p);
   if (irn(qp) && (op == WrOpcode::RdmaWrite || op == WrOpcode::RdmaWriteWithImm) && k > 0) {
     // IRN places out-of-order WRITE packets directly: each carries a RETH (16 B).
@@ -516,7 +513,7 @@ void Hca::Impl::fail_wqe(Qp& qp, size_t i, WcStatus status) {
   }
   qp.tx_wqe = 0;
   qp.tx_pkt = 0;
-  if (qp.init.type == QpType::RC) {
+  if (reliable(qp.init.type)) {
     enter_error(qp);
   } else {
     enter_sq_error(qp);

@@ -9,32 +9,32 @@ namespace {
 
 constexpr size_t kAtomicHistory = 64;   // executed atomics remembered for duplicates
 
-// The RC opcode of a READ response packet k of n.
-uint8_t read_response_opcode(uint32_t k, uint32_t n) {
+// The operation bits of READ response packet k of n.
+uint8_t read_response_operation(uint32_t k, uint32_t n) {
   const uint8_t op = n == 1       ? ibta::kReadResponseOnly
                      : k == 0     ? ibta::kReadResponseFirst
                      : k + 1 == n ? ibta::kReadResponseLast
                                   : ibta::kReadResponseMiddle;
-  return ibta::kRc | op;
+  return op;
 }
 
 }  // namespace
 
 bool Hca::Impl::take_recv(Qp& qp, RecvWr* wr, uint32_t* srqn) {
-  if (qp.init.srq) {
-    auto it = srqs.find(qp.init.srq);
+  if (const uint32_t srq = recv_srq(qp)) {
+    auto it = srqs.find(srq);
     if (it == srqs.end() || it->second.queue.empty()) return false;
     Srq& s = it->second;
     *wr = std::move(s.queue.front());
     s.queue.pop_front();
-    *srqn = qp.init.srq;
+    *srqn = srq;
     // The limit event fires once when the SRQ drops below srq_limit, then disarms.
     if (s.limit_armed && s.queue.size() < s.attr.srq_limit) {
       s.limit_armed = false;
       if (async_sink) {
         AsyncEvent ev;
         ev.type = AsyncEventType::SrqLimitReached;
-        ev.srq = qp.init.srq;
+        ev.srq = srq;
         async_sink(ev);
       }
     }
@@ -66,12 +66,13 @@ void Hca::Impl::recv_complete(Qp& qp, const RecvWr& wr, uint32_t srqn, WcStatus 
     c.slid = static_cast<uint16_t>(rx_pkt->src);
     c.sl = rx_pkt->priority;  // the SL (see priority_of)
   }
-  complete(qp.init.recv_cq, c);
+  complete(recv_cq(qp, srqn), c);
 }
 
 void Hca::Impl::send_ack(Qp& qp, uint8_t syndrome, uint32_t psn, int64_t sack) {
   if (qp.tcp) return iwarp_control(qp, syndrome, psn);
-  auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, ibta::kRc | ibta::kAcknowledge, psn);
+  auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num,
+                      transport_bits(qp.init.type) | ibta::kAcknowledge, psn);
   p->aeth = {syndrome, qp.msn & 0xffffff};
   if (sack >= 0) {
     p->has_sack = true;
@@ -108,7 +109,7 @@ void Hca::Impl::respond_read(Qp& qp, const RdmaPacket& req, uint32_t psn) {
   }
   const size_t first_pkt = qp.resp_queue.size();
   for (uint32_t k = 0; k < n; ++k) {
-    auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, read_response_opcode(k, n),
+    auto p = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num, transport_bits(qp.init.type) | read_response_operation(k, n),
                         psn_add(psn, k));
     if (p->headers & net::kHasAeth) p->aeth = {kAckSyndrome, qp.msn & 0xffffff};  // not MIDDLE
     p->payload = buf;
@@ -143,11 +144,13 @@ void Hca::Impl::handle_request(Qp& qp, RdmaPacket& p) {
     qp.comm_est = true;
     qp_event(qp, AsyncEventType::CommEst);
   }
-  const bool rc = qp.init.type == QpType::RC;
+  const bool rc = reliable(qp.init.type);
   const ibta::Opcode& op = ibta::info(p.bth.opcode);
   const uint32_t psn = p.bth.psn;
   const int32_t d = psn_diff(psn, qp.epsn);
-  const uint32_t pd = qp.init.pd;
+  // XRC target: the request's XRCETH chooses the SRQ and the PD (checked below).
+  const bool xrc_ok = qp.init.type != QpType::XrcRecv || xrc_accept(qp, p);
+  const uint32_t pd = access_pd(qp);
   // Responder errors (class C, RC): NAK the request and move the QP to ERR.
   // UC has no NAKs: the responder silently drops the rest of the message and stays up.
   // An error not reported through a receive completion is also an affiliated async event
@@ -174,6 +177,12 @@ void Hca::Impl::handle_request(Qp& qp, RdmaPacket& p) {
     qp.irn_held.clear();  // IRN: the requester goes back to psn
   };
 
+  if (!xrc_ok) {
+    // An XRCETH naming no XRC SRQ of the target's domain: an Invalid Request (a packet out
+    // of sequence is dropped; the requester's resend meets this check in order).
+    if (d == 0) fatal_nak(kNakInvReq);
+    return;
+  }
   if (rc && d > 0) {  // a gap: one NAK per expected PSN, then silence until it arrives
     counters.out_of_sequence++;
     if (!qp.nak_sent) {
@@ -193,7 +202,7 @@ void Hca::Impl::handle_request(Qp& qp, RdmaPacket& p) {
       auto it = qp.atomic_results.find(psn);
       if (it != qp.atomic_results.end()) {
         auto a = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num,
-                            ibta::kRc | ibta::kAtomicAcknowledge, psn);
+                            transport_bits(qp.init.type) | ibta::kAtomicAcknowledge, psn);
         a->aeth = {kAckSyndrome, qp.msn & 0xffffff};
         a->atomic_ack_orig = it->second;
         finish_packet(*a);
@@ -282,7 +291,7 @@ void Hca::Impl::handle_request(Qp& qp, RdmaPacket& p) {
     qp.epsn = psn_add(psn, 1);
     qp.rd_atomic_held.push_back(psn);
     auto a = new_packet(qp, qp.attr.ah_attr, qp.attr.dest_qp_num,
-                        ibta::kRc | ibta::kAtomicAcknowledge, psn);
+                        transport_bits(qp.init.type) | ibta::kAtomicAcknowledge, psn);
     a->aeth = {kAckSyndrome, qp.msn & 0xffffff};
     a->atomic_ack_orig = orig;
     finish_packet(*a);

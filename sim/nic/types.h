@@ -10,7 +10,15 @@
 
 namespace rdmasim::nic {
 
-enum class QpType : uint8_t { RC = 2, UC = 3, UD = 4 };  // IBV_QPT_*
+enum class QpType : uint8_t { RC = 2, UC = 3, UD = 4, XrcSend = 9, XrcRecv = 10 };  // IBV_QPT_*
+
+// The reliable connected transports: RC, and XRC's two halves (the initiator, XrcSend, sends
+// and gets responses; the target, XrcRecv, receives into the XRC SRQ each request names and
+// responds). They share RC's ACKs, retries, READs and atomics.
+constexpr bool reliable(QpType t) {
+  return t == QpType::RC || t == QpType::XrcSend || t == QpType::XrcRecv;
+}
+constexpr bool is_xrc(QpType t) { return t == QpType::XrcSend || t == QpType::XrcRecv; }
 
 enum class MwType : uint8_t { Type1 = 1, Type2 = 2 };  // IBV_MW_TYPE_* (type 2 is 2B)
 
@@ -195,6 +203,7 @@ struct SendWr {
   AddressVector av;                   // UD
   uint32_t remote_qpn = 0;            // UD
   uint32_t remote_qkey = 0;           // UD
+  uint32_t xrc_srqn = 0;              // XRC initiator: the XRC SRQ at the target (remote_srqn)
   uint32_t wqe_index = 0;             // the front end's sequence number of this WQE; echoed in Completion
 };
 
@@ -233,8 +242,11 @@ struct QpCaps {
   uint32_t max_inline_data = 0;
 };
 
+// An XRC target (XrcRecv) has an XRC domain in place of a PD, no CQs and no queues; an XRC
+// initiator (XrcSend) a PD and a send CQ only.
 struct QpInitAttr {
   uint32_t pd = 0;
+  uint32_t xrcd = 0;                  // XrcRecv only
   QpType type = QpType::RC;
   uint32_t send_cq = 0;
   uint32_t recv_cq = 0;

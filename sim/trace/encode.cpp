@@ -56,6 +56,7 @@ void append_transport(const RdmaPacket& p, uint16_t bits, std::vector<uint8_t>& 
     o.insert(o.end(), kCnpReservedBytes, 0);
     return;
   }
+  if (bits & net::kHasXrceth) put32(o, p.xrc_srqn & 0xffffff);  // 8 reserved bits, the SRQ number
   if (bits & net::kHasDeth) {
     put32(o, p.deth.qkey);
     put32(o, p.deth.src_qp & 0xffffff);  // 8 reserved bits, then the source QP

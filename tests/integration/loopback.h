@@ -73,12 +73,14 @@ static void lb_free_pair(struct lb_pair *p) {
   ibv_destroy_cq(p->cqb);
 }
 
-/* One signaled WR of `op` with one SGE; 0 or ibv_post_send's errno. */
-static int lb_post(struct ibv_qp *qp, enum ibv_wr_opcode op, void *addr, uint32_t len, uint32_t lkey,
-                   uint64_t raddr, uint32_t rkey, uint64_t wr_id) {
+/* One signaled WR of `op` with one SGE (an atomic adds or compares 1), naming XRC SRQ
+ * `srqn` when `qp` is an XRC initiator; 0 or ibv_post_send's errno. */
+static int lb_post_to(struct ibv_qp *qp, enum ibv_wr_opcode op, void *addr, uint32_t len, uint32_t lkey,
+                      uint64_t raddr, uint32_t rkey, uint64_t wr_id, uint32_t srqn) {
   struct ibv_sge s = {(uintptr_t)addr, len, lkey};
   struct ibv_send_wr wr = {.wr_id = wr_id, .sg_list = &s, .num_sge = 1, .opcode = op,
                            .send_flags = IBV_SEND_SIGNALED}, *bad;
+  wr.qp_type.xrc.remote_srqn = srqn;
   if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
     wr.wr.atomic.remote_addr = raddr;
     wr.wr.atomic.rkey = rkey;
@@ -88,6 +90,11 @@ static int lb_post(struct ibv_qp *qp, enum ibv_wr_opcode op, void *addr, uint32_
     wr.wr.rdma.rkey = rkey;
   }
   return ibv_post_send(qp, &wr, &bad);
+}
+
+static int lb_post(struct ibv_qp *qp, enum ibv_wr_opcode op, void *addr, uint32_t len, uint32_t lkey,
+                   uint64_t raddr, uint32_t rkey, uint64_t wr_id) {
+  return lb_post_to(qp, op, addr, len, lkey, raddr, rkey, wr_id, 0);
 }
 
 static int lb_post_recv(struct ibv_qp *qp, void *addr, uint32_t len, uint32_t lkey, uint64_t wr_id) {

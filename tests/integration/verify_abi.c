@@ -3,7 +3,7 @@
  * verbs_context extension, ibv_cq_ex, ibv_qp_ex) and calls each one, checking it does
  * what rdma-core's man pages document: a supported call moves data (checked byte for
  * byte) or answers; an unsupported one returns EOPNOTSUPP (or NULL with errno EOPNOTSUPP)
- * and an object that cannot be made (ibv_wq, XRC domains, counters, flows)
+ * and an object that cannot be made (ibv_wq, counters, flows)
  * is refused at creation. One process, QPs on one port connected to each other.
  *
  *   verify_abi [-d DEV] [-g GIDX]
@@ -148,13 +148,16 @@ static void context_pointers(void) {
         "ibv_create_rwq_ind_table: NULL, EOPNOTSUPP; destroy_rwq_ind_table: EOPNOTSUPP");
   struct ibv_xrcd_init_attr xa = {.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS, .fd = -1,
                                   .oflags = O_CREAT};
-  errno = 0;
-  check(null_eopnotsupp(ibv_open_xrcd(ctx, &xa)) && vctx->close_xrcd(NULL) == EOPNOTSUPP,
-        "ibv_open_xrcd: NULL, EOPNOTSUPP (no XRC); close_xrcd: EOPNOTSUPP");
+  /* XRC (verify_xrc.c moves data): open_xrcd/close_xrcd answer; open_qp of a QP number
+   * that is no target of the domain is EINVAL (ib_open_qp). */
+  struct ibv_xrcd *xrcd = ibv_open_xrcd(ctx, &xa);
   struct ibv_qp_open_attr oa = {.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
-                                             IBV_QP_OPEN_ATTR_TYPE, .qp_type = IBV_QPT_XRC_RECV};
+                                             IBV_QP_OPEN_ATTR_TYPE, .qp_num = 0xffffff, .xrcd = xrcd,
+                                .qp_type = IBV_QPT_XRC_RECV};
   errno = 0;
-  check(null_eopnotsupp(ibv_open_qp(ctx, &oa)), "ibv_open_qp (open_qp): NULL, EOPNOTSUPP");
+  check(xrcd && ibv_open_qp(ctx, &oa) == NULL && errno == EINVAL,
+        "ibv_open_xrcd(-1, O_CREAT) answers; ibv_open_qp (open_qp) of no target: NULL, EINVAL");
+  check(xrcd && ibv_close_xrcd(xrcd) == 0, "ibv_close_xrcd (close_xrcd): 0");
   check(vctx->ABI_placeholder1 == (void (*)(void))vctx->ibv_create_flow &&
         vctx->ABI_placeholder2 == (void (*)(void))vctx->ibv_destroy_flow,
         "ABI_placeholder1/2 are ibv_create_flow/ibv_destroy_flow (libibverbs 1.1.8 inline flow calls)");
@@ -222,9 +225,10 @@ static void cq_ex_pointers(void) {
   struct ibv_srq_init_attr_ex xs = sa;
   xs.srq_type = IBV_SRQT_XRC;
   errno = 0;
-  check(null_eopnotsupp(ibv_create_srq_ex(ctx, &xs)), "ibv_create_srq_ex of an XRC SRQ: NULL, EOPNOTSUPP");
+  check(ibv_create_srq_ex(ctx, &xs) == NULL && errno == EINVAL,
+        "ibv_create_srq_ex of an XRC SRQ without its domain and CQ: NULL, EINVAL");
   uint32_t srqn = 0;
-  check(ibv_get_srq_num(srq, &srqn) == EOPNOTSUPP, "ibv_get_srq_num (get_srq_num, XRC only): EOPNOTSUPP");
+  check(ibv_get_srq_num(srq, &srqn) == 0 && srqn != 0, "ibv_get_srq_num (get_srq_num): 0 and the SRQ's number");
   struct ibv_ops_wr op = {.opcode = IBV_WR_TAG_ADD}, *bad_op = NULL;
   check(ibv_post_srq_ops(srq, &op, &bad_op) == EOPNOTSUPP && bad_op == &op,
         "ibv_post_srq_ops (tag matching): EOPNOTSUPP, *bad_op the op");
@@ -361,7 +365,8 @@ static void cq_ex_pointers(void) {
     check(e.status == IBV_WC_SUCCESS && e.opcode == IBV_WC_LOCAL_INV, "wr_local_inv of the window completes");
     check(ibv_dealloc_mw(mw) == 0, "ops.dealloc_mw");
   }
-  /* What the builder cannot build fails the batch at wr_complete, posting nothing. */
+  /* What the builder cannot build fails the batch at wr_complete, posting nothing (an XRC
+   * SRQ number on an RC QP included: mlx5 installs wr_set_xrc_srqn on XRC_SEND QPs only). */
   const char *names[] = {"wr_send_tso", "wr_set_xrc_srqn", "wr_atomic_write"};
   for (int i = 0; i < 3; i++) {
     uint64_t v = 1;

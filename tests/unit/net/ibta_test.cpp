@@ -54,6 +54,35 @@ constexpr SpecRow kRcRows[] = {
     {0x17, "SEND Only with Invalidate", kHasIeth, 4, Op::Send, O},
 };
 
+// Annex A14 (XRC), opcodes 101xxxxx: RC's operations; the requests carry an XRCETH (4 bytes)
+// right after the BTH, the responses do not (rdma-core's rxe XRC opcode table lists the same).
+constexpr uint16_t kX = kHasXrceth;
+constexpr SpecRow kXrcRows[] = {
+    {0xa0, "SEND First", kX, 4, Op::Send, F},
+    {0xa1, "SEND Middle", kX, 4, Op::Send, M},
+    {0xa2, "SEND Last", kX, 4, Op::Send, L},
+    {0xa3, "SEND Last with Immediate", kX | kHasImm, 8, Op::Send, L},
+    {0xa4, "SEND Only", kX, 4, Op::Send, O},
+    {0xa5, "SEND Only with Immediate", kX | kHasImm, 8, Op::Send, O},
+    {0xa6, "RDMA WRITE First", kX | kHasReth, 20, Op::Write, F},
+    {0xa7, "RDMA WRITE Middle", kX, 4, Op::Write, M},
+    {0xa8, "RDMA WRITE Last", kX, 4, Op::Write, L},
+    {0xa9, "RDMA WRITE Last with Immediate", kX | kHasImm, 8, Op::Write, L},
+    {0xaa, "RDMA WRITE Only", kX | kHasReth, 20, Op::Write, O},
+    {0xab, "RDMA WRITE Only with Immediate", kX | kHasReth | kHasImm, 24, Op::Write, O},
+    {0xac, "RDMA READ Request", kX | kHasReth, 20, Op::ReadRequest, O},
+    {0xad, "RDMA READ response First", kHasAeth, 4, Op::ReadResponse, F},
+    {0xae, "RDMA READ response Middle", kNone, 0, Op::ReadResponse, M},
+    {0xaf, "RDMA READ response Last", kHasAeth, 4, Op::ReadResponse, L},
+    {0xb0, "RDMA READ response Only", kHasAeth, 4, Op::ReadResponse, O},
+    {0xb1, "Acknowledge", kHasAeth, 4, Op::Ack, O},
+    {0xb2, "ATOMIC Acknowledge", kHasAeth | kHasAtomicAckEth, 12, Op::AtomicAck, O},
+    {0xb3, "CmpSwap", kX | kHasAtomicEth, 32, Op::Atomic, O},
+    {0xb4, "FetchAdd", kX | kHasAtomicEth, 32, Op::Atomic, O},
+    {0xb6, "SEND Last with Invalidate", kX | kHasIeth, 8, Op::Send, L},
+    {0xb7, "SEND Only with Invalidate", kX | kHasIeth, 8, Op::Send, O},
+};
+
 void check_row(const SpecRow& r, Transport t) {
   CAPTURE(static_cast<int>(r.code));
   const Opcode& o = info(r.code);
@@ -75,6 +104,12 @@ TEST_CASE("ibta: RC opcodes 0x00-0x17 carry table 38's headers") {
   for (const SpecRow& r : kRcRows) check_row(r, Transport::RC);
   CHECK_FALSE(info(0x15).known());  // reserved in RC
   CHECK_FALSE(info(0x18).known());  // 0x18-0x1f reserved
+}
+
+TEST_CASE("ibta: XRC opcodes 0xa0-0xb7 are RC's with an XRCETH on each request (annex A14)") {
+  for (const SpecRow& r : kXrcRows) check_row(r, Transport::XRC);
+  CHECK_FALSE(info(0xb5).known());  // no XRC RESYNC
+  CHECK(kXrcethBytes == 4);
 }
 
 TEST_CASE("ibta: UC (0x20 | op) has SEND and RDMA WRITE only, with RC's headers") {
@@ -124,12 +159,14 @@ TEST_CASE("ibta: RoCEv2 CNP is 0x81 with no extension header (annex A17)") {
   CHECK(kCnpReservedBytes == 16);
 }
 
-TEST_CASE("ibta: the table knows exactly RC 23 + UC 12 + RD 22 + UD 2 + CNP 1 opcodes") {
-  // RC: 0x00-0x14 and 0x16-0x17; UC: 0x20-0x2b; RD: 0x40-0x55; UD: 0x64, 0x65; CNP: 0x81.
+TEST_CASE("ibta: the table knows exactly RC 23 + UC 12 + RD 22 + UD 2 + CNP 1 + XRC 23 opcodes") {
+  // RC: 0x00-0x14 and 0x16-0x17; UC: 0x20-0x2b; RD: 0x40-0x55; UD: 0x64, 0x65; CNP: 0x81;
+  // XRC: 0xa0-0xb4 and 0xb6-0xb7.
   int known = 0;
   for (const Opcode& o : kOpcodes) known += o.known();
-  CHECK(known == 23 + 12 + 22 + 2 + 1);
-  for (int c = 0x82; c < 0x100; ++c) CHECK_FALSE(info(static_cast<uint8_t>(c)).known());  // XRC, vendor
+  CHECK(known == 23 + 12 + 22 + 2 + 1 + 23);
+  for (int c = 0x82; c < 0xa0; ++c) CHECK_FALSE(info(static_cast<uint8_t>(c)).known());  // reserved
+  for (int c = 0xb8; c < 0x100; ++c) CHECK_FALSE(info(static_cast<uint8_t>(c)).known());  // vendor
 }
 
 TEST_CASE("ibta: requests, responses and message boundaries follow the operation") {

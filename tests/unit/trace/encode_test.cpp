@@ -98,6 +98,23 @@ TEST_CASE("roce: CE mark, priority tag, extension headers in opcode order") {
   CHECK(f.size() == 82);
 }
 
+TEST_CASE("roce: an XRC request's XRCETH follows the BTH, before its RETH (annex A14)") {
+  nic::RdmaPacket p = roce(0xaa, 0);  // XRC RDMA WRITE Only: XRCETH then RETH
+  p.xrc_srqn = 0x00abcd12;
+  p.reth = {.va = 0x1122334455667788ull, .rkey = 0xaabbccdd, .dma_len = 0};
+  std::vector<uint8_t> f;
+  REQUIRE(trace::encode(p, f));
+  const size_t bth = 14 + 20 + 8;
+  CHECK(f[bth] == 0xaa);
+  CHECK(f[bth + 12] == 0);                                      // 8 reserved bits
+  CHECK(be24(f, bth + 13) == 0xabcd12);                         // the XRC SRQ number
+  CHECK(be32(f, bth + 16) == 0x11223344);                       // RETH after the XRCETH
+  CHECK(be32(f, bth + 24) == 0xaabbccdd);
+  // 14 + 20 + 8 + 12 BTH + 4 XRCETH + 16 RETH + 4 ICRC
+  CHECK(f.size() == 78);
+  CHECK(trace::headers_for_opcode(0xb1) == kHasAeth);           // XRC ACK: no XRCETH
+}
+
 TEST_CASE("roce: headers follow the opcode table") {
   CHECK(trace::headers_for_opcode(0x11) == kHasAeth);
   CHECK(trace::headers_for_opcode(0x12) == (kHasAeth | kHasAtomicAckEth));
