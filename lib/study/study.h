@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 
 #include "sim/core/time.h"
 #include "sim/net/packet.h"
+#include "sim/topo/fabric_spec.h"
 
 namespace rdmasim::study {
 
@@ -52,6 +54,10 @@ struct StudySpec {
   std::string name;
   std::string fabric_source;    // "embedded default", "inline", or the config's path
   nlohmann::json fabric;        // the fabric config, with the study's "observe" applied
+  // parse_study's parse of `fabric` (without its routes, which would stay in memory as long
+  // as the spec), which the run takes instead of parsing again; null in a spec built by
+  // hand. Whoever changes `fabric` resets it.
+  std::shared_ptr<const topo::FabricSpec> parsed_fabric;
   std::vector<FlowSpec> flows;
   std::vector<ProgramSpec> programs;
   FlowDriver flow_driver = FlowDriver::Builtin;   // "flow_driver": "builtin" | "programs"

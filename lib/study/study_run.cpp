@@ -106,11 +106,22 @@ struct FlowRun {
 class Runner {
  public:
   Runner(const StudySpec& spec, const RunOptions& opts)
-      : spec_(spec), opts_(opts), fs_(topo::parse_fabric(spec.fabric)), engine_(fs_.seed) {}
+      : spec_(spec), opts_(opts),
+        fs_owner_(spec.parsed_fabric ? spec.parsed_fabric
+                                     : std::make_shared<const topo::FabricSpec>(topo::parse_fabric(spec.fabric))),
+        fs_(*fs_owner_), engine_(fs_.seed) {}
 
   StudyResult run() {
     wall0_ = std::chrono::steady_clock::now();
-    fabric_ = topo::Fabric::from_spec(engine_, fs_);  // fs_ is parse_fabric(spec_.fabric)
+    // The routes, computed once: the fabric's forwarding tables and each flow's ideal FCT
+    // come from them, and they are freed before the HCAs are made (the largest set-up
+    // structure at scale; the HCAs reuse its memory).
+    std::shared_ptr<const topo::RouteTable> routes = topo::routes_of(fs_);
+    fabric_ = topo::Fabric::from_spec(engine_, fs_, routes);  // fs_ is the parse of spec_.fabric
+    res_.flows.resize(spec_.flows.size());
+    runs_.resize(spec_.flows.size());
+    for (size_t k = 0; k < spec_.flows.size(); ++k) ideal(k, *routes);
+    routes.reset();
     res_.fabric_summary = fabric_->summary();
     const auto& nics = fabric_->nics();
     for (const topo::HostNic& n : nics) {
@@ -149,17 +160,10 @@ class Runner {
       hca_ok(hcas_[i]->reg_mr(pds_[i], &mem_, kBufferAddr, need[i], kBufferAddr, kAccessAll, &keys_[i]),
              "reg_mr");
     }
-    res_.flows.resize(spec_.flows.size());
-    runs_.resize(spec_.flows.size());
-    {  // the routes give each flow its ideal FCT; not kept for the run
-      const topo::RouteTable rt = topo::compute_routes(fs_);
-      if (flow_programs_) {
-        for (size_t k = 0; k < spec_.flows.size(); ++k) ideal(k, rt);
-      } else {
-        for (size_t k = 0; k < spec_.flows.size(); ++k) setup(k, rt);
-        for (size_t k = 0; k < runs_.size(); ++k)
-          engine_.schedule_at(spec_.flows[k].start, [this, k] { pump(k); });
-      }
+    if (!flow_programs_) {
+      for (size_t k = 0; k < spec_.flows.size(); ++k) setup(k);
+      for (size_t k = 0; k < runs_.size(); ++k)
+        engine_.schedule_at(spec_.flows[k].start, [this, k] { pump(k); });
     }
 
     if (spec_.programs.empty() && !flow_programs_) {
@@ -322,7 +326,7 @@ class Runner {
     hca_ok(rc, ("modify_qp " + std::string(step)).c_str());
   }
 
-  void setup(size_t k, const topo::RouteTable& rt) {
+  void setup(size_t k) {
     const FlowSpec& f = spec_.flows[k];
     FlowRun& fr = runs_[k];
     fr.spec = &f;
@@ -354,7 +358,6 @@ class Runner {
     if (f.op == Op::Send) {
       while (fr.recvs_posted < std::min<uint64_t>(rdepth, f.messages)) post_recv(k);
     }
-    ideal(k, rt);
   }
 
   void ideal(size_t k, const topo::RouteTable& rt) {
@@ -584,7 +587,8 @@ class Runner {
   const StudySpec& spec_;
   const RunOptions& opts_;
   const bool flow_programs_ = spec_.flow_driver == FlowDriver::Programs && !spec_.flows.empty();
-  topo::FabricSpec fs_;
+  std::shared_ptr<const topo::FabricSpec> fs_owner_;  // the parse of spec_.fabric
+  const topo::FabricSpec& fs_;
   Engine engine_;
   std::vector<std::unique_ptr<PortWatch>> watches_;   // outlive the fabric's ports (declared before)
   std::unique_ptr<topo::Fabric> fabric_;

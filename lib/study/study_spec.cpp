@@ -420,6 +420,11 @@ StudySpec parse_study(const json& study, const std::string& base_dir) {
   }
   spec.fabric = fabric;
   const Endpoints ep = endpoints(fs);
+  {  // kept for the run without the routes: the run computes them and frees them after set-up
+    auto parsed = std::make_shared<topo::FabricSpec>(fs);
+    parsed->routes.reset();
+    spec.parsed_fabric = std::move(parsed);
+  }
 
   FlowSpec defaults;
   bool def_bytes = false, def_messages = true;

@@ -1,12 +1,15 @@
 // A switch's forwarding table: destination address -> the ports a packet may leave by.
 // Built once when the fabric is wired, read for every packet a switch forwards, and held by
-// every switch for every destination (1280 switches x 8192 NICs at k=32), so it is flat: an
-// open-addressing hash of the addresses (linear probing, no per-entry allocation) whose
-// slots point into one array of the distinct port sets.
+// every switch for every destination (1280 switches x 8192 NICs at k=32), so it is small and
+// flat. The fabric numbers its destinations once (AddressIndex, an open-addressing hash of
+// the addresses shared by all its switches); each switch keeps one set number per
+// destination and each of its distinct port sets once (a switch has about one set per port:
+// every NIC beyond the pod leaves an edge switch by the same uplinks).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -15,69 +18,101 @@
 
 namespace rdmasim::net {
 
-class RouteTable {
+// Dense numbers 0, 1, ... for addresses, in the order they are added.
+class AddressIndex {
  public:
-  // Packets to `dst` leave by one of `ports` (replaces an earlier set for `dst`).
-  void set(Address dst, const std::vector<int>& ports) {
-    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
-    Slot& s = find_slot(dst);
-    if (s.count == kEmpty) {
-      ++size_;
-      s.dst = dst;
-    }
-    // Destinations share their port sets (every NIC beyond the pod leaves by the same
-    // uplinks), so each distinct set is stored once. A switch has about one set per port,
-    // and the one matched last (most often the uplinks) is tried first.
-    s.count = static_cast<uint32_t>(ports.size());
-    for (size_t i = 0; i < sets_.size(); ++i) {
-      const auto [start, count] = sets_[i];
-      if (count == s.count && std::equal(ports.begin(), ports.end(), ports_.begin() + start)) {
-        std::swap(sets_[0], sets_[i]);
-        s.start = start;
-        return;
-      }
-    }
-    s.start = static_cast<uint32_t>(ports_.size());
-    ports_.insert(ports_.end(), ports.begin(), ports.end());
-    sets_.push_back({s.start, s.count});
-    std::swap(sets_[0], sets_.back());
-  }
+  static constexpr uint32_t kNone = UINT32_MAX;
 
-  // The ports for `dst`; empty when no route was set.
-  std::span<const int> get(Address dst) const {
-    if (slots_.empty()) return {};
+  // The number of `a`, given now if it had none.
+  uint32_t add(Address a) {
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
+    Slot& s = find_slot(a);
+    if (s.index == kNone) {
+      s.addr = a;
+      s.index = static_cast<uint32_t>(size_++);
+    }
+    return s.index;
+  }
+  // The number of `a`, or kNone.
+  uint32_t find(Address a) const {
+    if (slots_.empty()) return kNone;
     const size_t mask = slots_.size() - 1;
-    for (size_t i = hash(dst) & mask;; i = (i + 1) & mask) {
+    for (size_t i = hash(a) & mask;; i = (i + 1) & mask) {
       const Slot& s = slots_[i];
-      if (s.count == kEmpty) return {};
-      if (s.dst == dst) return {ports_.data() + s.start, s.count};
+      if (s.index == kNone || s.addr == a) return s.index;
     }
   }
+  size_t size() const { return size_; }
 
  private:
-  static constexpr uint32_t kEmpty = UINT32_MAX;
   struct Slot {
-    Address dst = 0;
-    uint32_t start = 0;
-    uint32_t count = kEmpty;  // kEmpty: a free slot
+    Address addr = 0;
+    uint32_t index = kNone;  // kNone: a free slot
   };
   static size_t hash(Address a) { return static_cast<size_t>((a * 0x9E3779B97F4A7C15ull) >> 32); }
-  Slot& find_slot(Address dst) {
+  Slot& find_slot(Address a) {
     const size_t mask = slots_.size() - 1;
-    for (size_t i = hash(dst) & mask;; i = (i + 1) & mask)
-      if (slots_[i].count == kEmpty || slots_[i].dst == dst) return slots_[i];
+    for (size_t i = hash(a) & mask;; i = (i + 1) & mask)
+      if (slots_[i].index == kNone || slots_[i].addr == a) return slots_[i];
   }
   void rehash(size_t n) {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(n, Slot{});
     for (const Slot& s : old)
-      if (s.count != kEmpty) find_slot(s.dst) = s;
+      if (s.index != kNone) find_slot(s.addr) = s;
   }
 
   std::vector<Slot> slots_;  // a power of two, at most half full
-  std::vector<int> ports_;   // the distinct sets, one after another
-  std::vector<std::pair<uint32_t, uint32_t>> sets_;  // each distinct set's (start, count)
   size_t size_ = 0;
+};
+
+class RouteTable {
+ public:
+  // Destinations are numbered by `index`, which the fabric's switches share (set before
+  // any route). A table given none numbers its destinations itself.
+  void use_index(std::shared_ptr<AddressIndex> index) { index_ = std::move(index); }
+
+  // Packets to `dst` leave by one of `ports` (replaces an earlier set for `dst`).
+  void set(Address dst, const std::vector<int>& ports) {
+    if (!index_) index_ = std::make_shared<AddressIndex>();
+    const uint32_t i = index_->add(dst);
+    if (i >= set_of_.size()) set_of_.resize(i + 1, 0);
+    set_of_[i] = set_number(ports) + 1;
+  }
+
+  // The ports for `dst`; empty when no route was set.
+  std::span<const int> get(Address dst) const {
+    if (!index_) return {};
+    const uint32_t i = index_->find(dst);
+    if (i >= set_of_.size() || set_of_[i] == 0) return {};
+    const auto [start, count] = sets_[set_of_[i] - 1];
+    return {ports_.data() + start, count};
+  }
+
+ private:
+  // The number of the stored set equal to `ports`, stored now if there is none. The search
+  // tries the set matched last first (the uplinks, most often).
+  uint32_t set_number(const std::vector<int>& ports) {
+    const auto count = static_cast<uint32_t>(ports.size());
+    for (size_t k = 0; k < order_.size(); ++k) {
+      const auto [start, n] = sets_[order_[k]];
+      if (n == count && std::equal(ports.begin(), ports.end(), ports_.begin() + start)) {
+        std::swap(order_[0], order_[k]);
+        return order_[0];
+      }
+    }
+    sets_.push_back({static_cast<uint32_t>(ports_.size()), count});
+    ports_.insert(ports_.end(), ports.begin(), ports.end());
+    order_.push_back(static_cast<uint32_t>(sets_.size() - 1));
+    std::swap(order_[0], order_.back());
+    return order_[0];
+  }
+
+  std::shared_ptr<AddressIndex> index_;
+  std::vector<uint32_t> set_of_;  // per destination number: its set's number + 1 (0: none)
+  std::vector<int> ports_;        // the distinct sets, one after another
+  std::vector<std::pair<uint32_t, uint32_t>> sets_;  // each distinct set's (start, count)
+  std::vector<uint32_t> order_;   // set numbers in search order
 };
 
 }  // namespace rdmasim::net

@@ -150,6 +150,9 @@ class Switch : public Node {
   // Packets to `dst` leave by one of `ports`; with several, by hash of (src, dst,
   // udp_src_port, flow_hash), so one flow always takes one path.
   void set_route(Address dst, const std::vector<int>& ports) { routes_.set(dst, ports); }
+  // The destination numbering this switch's table shares with the fabric's other switches
+  // (RouteTable::use_index); before any set_route.
+  void use_address_index(std::shared_ptr<AddressIndex> index) { routes_.use_index(std::move(index)); }
   std::span<const int> route(Address dst) const { return routes_.get(dst); }
 
   // Engine context only. Counts rx on `port`; PFC frames pause that port's egress.

@@ -84,7 +84,10 @@ json rx_buffer_json(const net::HostPort& port) {
 
 class BuiltFabric : public Fabric {
  public:
-  BuiltFabric(Engine& engine, FabricSpec spec) : engine_(engine), spec_(std::move(spec)) {
+  BuiltFabric(Engine& engine, FabricSpec spec, std::shared_ptr<const RouteTable> routes = nullptr)
+      : engine_(engine), spec_(std::move(spec)) {
+    if (!routes) routes = routes_of(spec_);
+    spec_.routes.reset();  // the tables below are all the fabric keeps of them
     for (const NicSpec& n : spec_.nics) {
       nics_.push_back(n.nic);
       net::EgressConfig ec{.rate = n.nic.rate, .class_limit_bytes = n.queue_bytes};
@@ -125,11 +128,15 @@ class BuiltFabric : public Fabric {
       links_.push_back(std::make_unique<net::LinkDirection>(engine, egress(ls.b, pb), node(ls.a), pa, ls.latency, f));
       for (const auto& [at, up] : ls.schedule) set_link_state(l, up, at);
     }
-    const RouteTable rt = compute_routes(spec_);
+    const std::shared_ptr<const RouteTable>& rt = routes;
+    // Destinations numbered once for every switch (net::AddressIndex).
+    auto index = std::make_shared<net::AddressIndex>();
+    for (const HostNic& n : nics_) index->add(n.address);
+    for (auto& sw : switches_) sw->use_address_index(index);
     for (size_t s = 0; s < switches_.size(); ++s) {
       for (size_t n = 0; n < nics_.size(); ++n) {
         std::vector<int> ports;
-        for (size_t l : rt.links[s][n]) {
+        for (size_t l : rt->links[s][n]) {
           const LinkSpec& ls = spec_.links[l];
           const bool a_is_me = ls.a.is_switch && ls.a.index == s;
           ports.push_back(a_is_me ? link_ports_[l].first : link_ports_[l].second);
@@ -289,8 +296,9 @@ std::unique_ptr<Fabric> Fabric::build(Engine& engine, const nlohmann::json& conf
   return std::make_unique<BuiltFabric>(engine, parse_fabric(config));
 }
 
-std::unique_ptr<Fabric> Fabric::from_spec(Engine& engine, const FabricSpec& spec) {
-  return std::make_unique<BuiltFabric>(engine, spec);
+std::unique_ptr<Fabric> Fabric::from_spec(Engine& engine, const FabricSpec& spec,
+                                          std::shared_ptr<const RouteTable> routes) {
+  return std::make_unique<BuiltFabric>(engine, spec, std::move(routes));
 }
 
 std::string Fabric::check(const nlohmann::json& config) { return summarize(parse_fabric(config)); }

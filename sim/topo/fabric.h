@@ -19,6 +19,7 @@
 namespace rdmasim::topo {
 
 struct FabricSpec;
+struct RouteTable;
 
 // A config error: `what()` names the JSON path, the value and what was expected, e.g.
 // "fabric.switch.pfc.xoff_kb: -3 is negative; expected a size in KiB >= 0".
@@ -89,7 +90,10 @@ class Fabric {
   static std::unique_ptr<Fabric> build(Engine& engine, const nlohmann::json& config);
   // Builds from a spec that parse_fabric already returned (so validated), where the
   // caller has parsed the config itself: the parse, and its routes, are not done twice.
-  static std::unique_ptr<Fabric> from_spec(Engine& engine, const FabricSpec& spec);
+  // `routes`: compute_routes(spec) when the caller has them (else spec.routes, else
+  // computed here); the fabric keeps none of them once its tables are set.
+  static std::unique_ptr<Fabric> from_spec(Engine& engine, const FabricSpec& spec,
+                                           std::shared_ptr<const RouteTable> routes = nullptr);
   // Parses and validates without building anything that runs (for `--check`).
   // Returns a one-line summary ("2 hosts, 1 switch, 2 links, RoCEv2 100 Gb/s, MTU 4096").
   static std::string check(const nlohmann::json& config);

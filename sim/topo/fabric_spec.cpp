@@ -483,7 +483,8 @@ FabricSpec parse_fabric(const json& config_in) {
     }
   }
 
-  const RouteTable rt = compute_routes(spec);
+  spec.routes = std::make_shared<const RouteTable>(compute_routes(spec));
+  const RouteTable& rt = *spec.routes;
   for (size_t a = 0; a < spec.nics.size(); ++a)
     for (size_t b = 0; b < spec.nics.size(); ++b)
       if (a != b && !rt.reachable[a][b])

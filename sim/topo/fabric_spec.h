@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -56,6 +57,8 @@ struct ObserveSpec {
   std::vector<std::string> ports;
 };
 
+struct RouteTable;  // routing.h
+
 struct FabricSpec {
   std::string name;
   std::string topology;                      // "fat_tree k=4", ...; "" when explicit
@@ -70,6 +73,11 @@ struct FabricSpec {
   std::vector<int> nic_link;                 // link index of each NIC
   TraceConfig trace;                         // "trace": packet capture
   ObserveSpec observe;                       // "observe": queue-depth sampling
+  // The spec's routes (compute_routes), computed by parse_fabric for its reachability check
+  // and shared by every copy, so that building the fabric and a study's ideal FCTs do not
+  // compute them again (routes_of, routing.h). Null in a spec built by hand; a spec whose
+  // links change after parsing must reset it.
+  std::shared_ptr<const RouteTable> routes;
 };
 
 // Parses and validates; throws ConfigError listing every problem found. Also assigns

@@ -217,4 +217,9 @@ RouteTable compute_routes(const FabricSpec& spec) {
   return rt;
 }
 
+std::shared_ptr<const RouteTable> routes_of(const FabricSpec& spec) {
+  if (spec.routes) return spec.routes;
+  return std::make_shared<const RouteTable>(compute_routes(spec));
+}
+
 }  // namespace rdmasim::topo

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -79,5 +80,8 @@ struct RouteTable {
 };
 
 RouteTable compute_routes(const FabricSpec& spec);
+
+// spec.routes when parse_fabric computed them, else compute_routes(spec).
+std::shared_ptr<const RouteTable> routes_of(const FabricSpec& spec);
 
 }  // namespace rdmasim::topo

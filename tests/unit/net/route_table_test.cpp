@@ -48,3 +48,27 @@ TEST_CASE("a route table answers as a map across growth and replaced routes") {
   CHECK(t.get(0x0c000001u).empty());  // never set: neither shape
   CHECK(t.get(0x0a000000u + 2).empty());
 }
+
+TEST_CASE("route tables sharing one address index keep their own routes") {
+  // Two switches numbering destinations through one AddressIndex (as a fabric's do): each
+  // answers with its own sets, a destination only the other routes answers with none, and
+  // the index numbers each address once, in the order first added.
+  auto index = std::make_shared<rdmasim::net::AddressIndex>();
+  RouteTable a, b;
+  a.use_index(index);
+  b.use_index(index);
+  a.set(0x0a000001, {1});
+  a.set(0x0a000002, {2, 3});
+  b.set(0x0a000002, {0});
+  b.set(0x0a000003, {2, 3});
+  CHECK(same(a.get(0x0a000001), {1}));
+  CHECK(same(a.get(0x0a000002), {2, 3}));
+  CHECK(a.get(0x0a000003).empty());
+  CHECK(b.get(0x0a000001).empty());
+  CHECK(same(b.get(0x0a000002), {0}));
+  CHECK(same(b.get(0x0a000003), {2, 3}));
+  CHECK(index->size() == 3);
+  CHECK(index->find(0x0a000001) == 0);
+  CHECK(index->find(0x0a000003) == 2);
+  CHECK(index->find(0x0a000004) == rdmasim::net::AddressIndex::kNone);
+}
