@@ -16,7 +16,7 @@ root=$PWD
 asan=build-asan
 [ -d "$asan" ] || meson setup "$asan" --buildtype=debugoptimized -Db_sanitize=address,undefined \
   -Db_lundef=false >/dev/null || exit 1
-progs=(verify_abi verify_args verify_status verify_resize verify_dm verify_odp verify_xrc verify_ops verify_mw rdmacm_cases)
+progs=(verify_abi verify_args verify_status verify_resize verify_dm verify_odp verify_xrc verify_xrc_shared verify_ops verify_mw rdmacm_cases)
 targets=(lib/verbs/libibverbs.so.1.14.44 lib/rdmacm/librdmacm.so.1.3.44)
 for p in "${progs[@]}"; do targets+=("tests/integration/$p"); done
 nice -n 5 ninja -C "$asan" "${targets[@]}" || exit 1
@@ -40,7 +40,7 @@ port=19700
 for fabric in roce ib; do
   cfg=default; gid=(-g 0)
   [ $fabric = ib ] && { cfg=$root/configs/ib.json; gid=(); }
-  for p in verify_abi verify_args verify_status verify_resize verify_dm verify_odp verify_xrc; do
+  for p in verify_abi verify_args verify_status verify_resize verify_dm verify_odp verify_xrc verify_xrc_shared; do
     run "$p $fabric" tests/integration/check_tool.sh "$rdmasim" "$cfg" server -- \
       "$root/$asan/tests/integration/$p" -d mlx5_0 "${gid[@]}" -- "$p: 0 failures"
   done
