@@ -142,7 +142,7 @@ struct CcStats {
 // What one positive ACK tells the requester (TIMELY, Swift, DCTCP; see cc_hooks.cpp).
 struct AckSample {
   uint32_t ack_psn = 0;
-  uint32_t snd_nxt = 0;       // PSN of the QP's next new packet
+  uint32_t snd_nxt = 0;       // PSN after the last request packet sent
   Time rtt = -1;              // send of the packet ack_psn to this ACK; -1: no sample (the
                               // packet was retransmitted, Karn's rule, or is not recorded)
   Time endpoint_delay = 0;    // the part of rtt spent in the two NICs: the responder's
@@ -165,10 +165,14 @@ class CongestionControl {
   virtual void on_cnp() = 0;
   // True when the QP's data packets ask the switches for in-band telemetry (HPCC).
   virtual bool wants_int() const { return false; }
-  // An ACK of PSN ack_psn arrived carrying the INT hops it echoes; snd_nxt is the PSN of the
-  // QP's next new packet.
+  // An ACK of PSN ack_psn arrived carrying the INT hops it echoes; snd_nxt is the PSN after
+  // the last request packet the QP has sent (TCP's snd_nxt, counted in packets).
   virtual void on_ack(uint32_t /*ack_psn*/, uint32_t /*snd_nxt*/,
                       const std::vector<net::IntHop>& /*hops*/) {}
+  // A limit on the wire bytes of request packets sent and not yet acknowledged (HPCC's
+  // window W); 0: none. The requester sends a new packet only while its bytes in flight are
+  // below it (RC on RoCEv2 only: UC and UD get no ACKs to open it again).
+  virtual uint64_t inflight_cap() const { return 0; }
   // True when the QP records its request packets' send times and hands each positive ACK
   // to on_ack_sample (TIMELY, Swift, DCTCP); the others pay nothing per packet.
   virtual bool wants_ack_samples() const { return false; }

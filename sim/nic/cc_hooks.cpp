@@ -59,8 +59,64 @@ void Hca::Impl::paced_sent(Qp& qp, RdmaPacket& p) {
     p.frame_bytes += kIntHeaderBytes;
   }
   qp.next_tx = std::max(engine.now(), qp.next_tx) + tx_time(cc.current_rate(), p.wire_bytes);
+  qp.paced_bytes = p.wire_bytes;
   cc.on_packet_sent(p.wire_bytes);
-  if (cc.wants_ack_samples() && !ibta::info(p.bth.opcode).is_response()) log_sent(qp, p);
+  const bool request = !ibta::info(p.bth.opcode).is_response();
+  if (cc.wants_ack_samples() && request) log_sent(qp, p);
+  if (request && inflight_cap(qp) > 0) flight_sent(qp, p);
+}
+
+// The HPCC simulator's ChangeRate: a new rate applies to the gap after the last packet too
+// (next_tx moves by that packet's time at the new rate minus at the old one), so a window
+// update takes effect at the next packet rather than the one after.
+void Hca::Impl::retime_pacer(Qp& qp, Rate before, Rate after) {
+  if (before.bps == after.bps || engine.now() >= qp.next_tx || qp.paced_bytes == 0) return;
+  const Time moved = tx_time(after, qp.paced_bytes) - tx_time(before, qp.paced_bytes);
+  qp.next_tx += moved;
+  // An earlier send time needs an earlier wake-up: handle_response kicks the QP after this,
+  // and pace_hold arms the wake-up again at the new time.
+  if (moved < 0 && engine.is_pending(qp.pace_wake)) {
+    engine.cancel(qp.pace_wake);
+    qp.pace_wake = EventId{};
+  }
+}
+
+uint64_t Hca::Impl::inflight_cap(const Qp& qp) const {
+  if (!qp.cc || qp.init.type != QpType::RC || qp.tcp ||
+      config.link_layer != net::LinkLayer::RoCEv2)
+    return 0;
+  return qp.cc->inflight_cap();
+}
+
+// The HPCC simulator's IsWinBound: a new packet goes while the bytes in flight are below W,
+// so after it they are below W + its own bytes.
+bool Hca::Impl::window_open(const Qp& qp) const {
+  const uint64_t cap = inflight_cap(qp);
+  return cap == 0 || qp.flight_bytes < cap;
+}
+
+void Hca::Impl::flight_sent(Qp& qp, const RdmaPacket& p) {
+  const uint32_t psn = p.bth.psn;
+  if (!qp.flight.empty() && psn_diff(psn, qp.flight.back().psn) <= 0) {
+    if (irn(qp)) return;  // an IRN resend of a packet still counted
+    flight_rewind(qp, psn);
+  }
+  qp.flight.push_back({psn, p.wire_bytes});
+  qp.flight_bytes += p.wire_bytes;
+}
+
+void Hca::Impl::flight_acked(Qp& qp) {
+  while (!qp.flight.empty() && psn_diff(qp.flight.front().psn, qp.acked_psn) <= 0) {
+    qp.flight_bytes -= qp.flight.front().bytes;
+    qp.flight.pop_front();
+  }
+}
+
+void Hca::Impl::flight_rewind(Qp& qp, uint32_t psn) {
+  while (!qp.flight.empty() && psn_diff(qp.flight.back().psn, psn) >= 0) {
+    qp.flight_bytes -= qp.flight.back().bytes;
+    qp.flight.pop_back();
+  }
 }
 
 // The log stays in PSN order: a retransmission of PSN n (n at or before the highest PSN
@@ -151,7 +207,13 @@ void Hca::Impl::cc_ack(Qp& qp, const RdmaPacket& ack) {
   if (!qp.cc) return;
   CongestionControl& cc = *qp.cc;
   const uint64_t cuts = cc.stats().rate_cuts;
-  if (!ack.int_echo.empty()) cc.on_ack(ack.bth.psn, qp.next_psn, ack.int_echo);
+  // snd_nxt: after the last packet sent (qp.next_psn runs ahead: PSNs are given per WQE).
+  const uint32_t snd_nxt = qp.any_sent ? qp.sent_end : qp.next_psn;
+  if (!ack.int_echo.empty()) {
+    const Rate before = cc.current_rate();
+    cc.on_ack(ack.bth.psn, snd_nxt, ack.int_echo);
+    retime_pacer(qp, before, cc.current_rate());
+  }
   if (cc.wants_ack_samples()) {
     AckSample s;
     s.ack_psn = ack.bth.psn;
@@ -177,7 +239,7 @@ std::vector<QpCcReport> Hca::cc_report() const {
     if (!qp->cc) continue;
     const CongestionControl& cc = *qp->cc;
     out.push_back({qpn, cc.algorithm(), cc.current_rate(), cc.target_rate(), cc.alpha(),
-                   cc.window_bytes(), cc.last_rtt(), cc.stats(), cc.samples()});
+                   cc.window_bytes(), qp->flight_bytes, cc.last_rtt(), cc.stats(), cc.samples()});
   }
   return out;
 }

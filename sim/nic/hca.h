@@ -96,6 +96,7 @@ struct QpCcReport {
   // swift: cwnd in packets; dctcp: DCTCP's alpha.
   double alpha = 0;
   double window_bytes = 0;  // swift, dctcp: cwnd in bytes; hpcc: W
+  uint64_t inflight_bytes = 0;  // hpcc: wire bytes of requests sent and not acknowledged
   Time rtt = 0;             // timely, swift, dctcp: the last RTT sample
   CcStats stats;
   std::vector<CcSample> samples;

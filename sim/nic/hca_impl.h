@@ -259,6 +259,7 @@ struct Qp {
   // pacer's next send time for requests, its wake-up, and the NP's last CNP time.
   std::unique_ptr<CongestionControl> cc;
   Time next_tx = 0;
+  uint32_t paced_bytes = 0;  // wire bytes of the last packet paced (next_tx's last step)
   EventId pace_wake;
   EventId dma_wake;   // PCIe on: wakes the QP when its next packet's payload is read
   Time last_cnp = -1;
@@ -274,6 +275,13 @@ struct Qp {
   uint32_t sent_hi = 0;
   bool sent_any = false;
   uint32_t ce_since_ack = 0;  // responder, DCTCP: CE-marked requests since our last ACK
+  // RC on RoCEv2 with a controller that caps the bytes in flight (inflight_cap, HPCC): the
+  // request packets sent and not yet acknowledged, in PSN order, and their wire bytes. A
+  // go-back-N rewind takes the packets it will resend off (they are no longer in flight, as
+  // the HPCC simulator's RecoverQueue sets snd_nxt = snd_una); an IRN resend keeps its entry.
+  struct FlightPacket { uint32_t psn, bytes; };
+  Ring<FlightPacket> flight;
+  uint64_t flight_bytes = 0;
 
   // IRN loss recovery (irn.cpp). Requester: the PSNs after acked_psn the responder has
   // selectively acknowledged; in recovery, the resend scan's next PSN and limit (lost
@@ -490,12 +498,19 @@ struct Hca::Impl {
   // rejoins at its send time).
   bool pace_hold(Qp& qp);
   void paced_sent(Qp& qp, RdmaPacket& p);     // a request left: advance the pacer
+  void retime_pacer(Qp& qp, Rate before, Rate after);  // the rate changed since then
   void notify_congestion(Qp& qp, const RdmaPacket& p);  // NP: a CE-marked packet arrived
   void receive_cnp(const RdmaPacket& p);          // RP: a CNP arrived
   void cc_ack(Qp& qp, const RdmaPacket& ack);     // RP: a positive ACK (INT echo, samples)
   void echo_int(RdmaPacket& ack) const;           // NP: the ACK echoes rx_pkt's INT
   void stamp_ack(Qp& qp, RdmaPacket& ack);        // NP: ack_delay and ce_echo (TIMELY..DCTCP)
   void log_sent(Qp& qp, const RdmaPacket& p);     // RP: a request's send time (TIMELY..DCTCP)
+  // The in-flight cap (CongestionControl::inflight_cap) of an RC QP on RoCEv2; 0: none.
+  uint64_t inflight_cap(const Qp& qp) const;
+  bool window_open(const Qp& qp) const;           // bytes in flight below the cap
+  void flight_sent(Qp& qp, const RdmaPacket& p);  // a request packet left
+  void flight_acked(Qp& qp);                      // acked_psn moved: drop what it covers
+  void flight_rewind(Qp& qp, uint32_t psn);       // go-back-N resends from psn
 
   // --- xrc.cpp ---
   // An XRC target's check of a request's XRCETH: the SRQ exists, is an XRC SRQ and is in

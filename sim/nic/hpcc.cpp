@@ -55,25 +55,32 @@ double Hpcc::compute_wind(double u, bool update_wc) {
   return w;
 }
 
+namespace {
+// a - b in 24-bit PSN order.
+int32_t seq_diff(uint32_t a, uint32_t b) {
+  return static_cast<int32_t>(((a - b) & 0xffffff) << 8) >> 8;
+}
+}  // namespace
+
+uint64_t Hpcc::inflight_cap() const { return std::max<uint64_t>(1, static_cast<uint64_t>(w_)); }
+
 void Hpcc::on_ack(uint32_t ack_psn, uint32_t snd_nxt, const std::vector<net::IntHop>& hops) {
   if (hops.empty()) return;
-  // The first ACK (or a path whose hop count changed) only sets the reference L.
+  // The first ACK (or a path whose hop count changed) only sets the reference L, and the
+  // first reference window ends at snd_nxt (the simulator's "first RTT").
   if (last_.size() != hops.size()) {
     last_ = hops;
+    if (!have_update_seq_) last_update_seq_ = snd_nxt;
+    have_update_seq_ = true;
     return;
   }
   const double u = measure_inflight(hops);
   // ack.seq > lastUpdateSeq: the paper's seq is the next byte expected, so the ACK of PSN n
   // (everything up to n received) has seq n + 1; compared in 24-bit PSN order.
-  const uint32_t seq = (ack_psn + 1) & 0xffffff;
-  const bool update = !have_update_seq_ ||
-                      static_cast<int32_t>(((seq - last_update_seq_) & 0xffffff) << 8) > 0;
+  const bool update = seq_diff((ack_psn + 1) & 0xffffff, last_update_seq_) > 0;
   const double before = w_;
   w_ = compute_wind(u, update);
-  if (update) {
-    last_update_seq_ = snd_nxt;
-    have_update_seq_ = true;
-  }
+  if (update && seq_diff(snd_nxt, last_update_seq_) > 0) last_update_seq_ = snd_nxt;
   last_ = hops;
   if (w_ < before) stats_.rate_cuts++;
   else if (w_ > before) stats_.rate_increases++;

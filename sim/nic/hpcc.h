@@ -12,7 +12,36 @@
 //     otherwise:                        W = Wc + W_AI;             (update) incStage++,  Wc = W
 //   NewAck: updateWc only when ack.seq > lastUpdateSeq, then lastUpdateSeq = snd_nxt (the
 //     reference window moves once per RTT); L = ack.L.
-// The QP is paced at R = W / T; W stays in [min_rate T, line rate T].
+// The QP is paced at R = W / T and keeps its bytes in flight below W; W stays in
+// [min_rate T, line rate T].
+//
+// Where each choice comes from. The paper (Algorithm 1, section 3): everything above; U from
+// the one hop with the largest u (not an EWMA per hop); U and W updated on every ACK (the
+// "fast reaction" between the per-RTT updates of Wc); the sender limits its inflight bytes
+// to W and paces at W/T. The HPCC simulator (alibaba-edu/High-Precision-Congestion-Control,
+// rdma-hw.cc UpdateRateHp and rdma-queue-pair.cc, as run.py --cc hp configures it: FAST_REACT
+// 1, MULTI_RATE 0, SAMPLE_FEEDBACK 0, VAR_WIN 1) where the paper is silent:
+// - U starts at 1 (hp.u = 1); the first ACK only records L and ends the first reference
+//   window at snd_nxt (m_lastUpdateSeq == 0, "first RTT"); lastUpdateSeq only moves forward.
+// - snd_nxt is the sequence after the last packet sent (here: the PSN after it, counted in
+//   packets; the simulator counts bytes), so Wc moves once per RTT whatever the message size.
+// - The in-flight cap is IsWinBound: a packet goes while the bytes in flight are below W
+//   (GetWin with VarWin: m_win x m_rate / m_max_rate, i.e. W), counted here in wire bytes
+//   (the simulator counts payload against a window sized in wire bytes). Hca::Impl applies it
+//   to RC QPs on RoCEv2 (inflight_cap); a go-back-N rewind takes the resent packets out of
+//   flight (RecoverQueue: snd_nxt = snd_una).
+// - A new W re-times the pacer's pending gap (ChangeRate; Hca::Impl::retime_pacer).
+// This project's own: INT fields are exact (the simulator's IntHop rounds bytes to 128 B and
+// qlen to 80 B units times bw/25 Gb/s); a hop whose interval is not positive is skipped; a
+// path whose hop count changes restarts L; maxStage and W_AI are parameters (HpccParams).
+//
+// Fairness: both flows on a link apply the same multiplicative step when they see the same U,
+// so only W_AI (40 Mb/s x T = 26.5 B at T = 5.3 us) evens them out, about 0.08% of a 33 KB
+// window per RTT. U read at a flow's own ACKs is not the link's time average: a packet held
+// behind the other flow's lengthens one INT interval (with the other's bytes in it: high u)
+// and shortens the next, so a flow's U at its ACKs is biased by ~0.1%, more than W_AI evens
+// out. hpcc_converge.json therefore settles at an unequal split (42 / 50 Gb/s) rather than
+// 46 / 46 (configs/README.md, "Congestion control").
 #pragma once
 
 #include <vector>
@@ -34,6 +63,7 @@ class Hpcc final : public CongestionControl {
   Rate target_rate() const override;
   double alpha() const override { return u_; }  // the normalized inflight U
   double window_bytes() const override { return w_; }
+  uint64_t inflight_cap() const override;  // W
 
  private:
   double measure_inflight(const std::vector<net::IntHop>& hops);
@@ -46,7 +76,7 @@ class Hpcc final : public CongestionControl {
   double w_max_, w_min_; // bytes
   double w_ai_;          // bytes
   double w_, wc_;        // current and reference window, bytes
-  double u_ = 0;         // normalized inflight
+  double u_ = 1;         // normalized inflight (the simulator's hp.u starts at 1)
   uint32_t inc_stage_ = 0;
   uint32_t last_update_seq_ = 0;
   bool have_update_seq_ = false;

@@ -55,6 +55,7 @@ bool Hca::Impl::has_new_work(const Qp& qp) const {
     if (n >= std::max<uint32_t>(qp.attr.max_rd_atomic, 1)) return false;
   }
   if (irn(qp) && !w.is_local_op() && !irn_window_open(qp)) return false;
+  if (!w.is_local_op() && !window_open(qp)) return false;  // HPCC: bytes in flight < W
   return true;
 }
 
@@ -339,6 +340,7 @@ void Hca::Impl::go_back(Qp& qp, uint32_t psn) {
       // Only PSNs already transmitted are resent: the rest of a WQE that had not left yet
       // goes out for the first time.
       if (qp.any_sent && psn_diff(qp.sent_end, qp.retx_end) > 0) qp.retx_end = qp.sent_end;
+      flight_rewind(qp, psn);
       qp.tx_wqe = i;
       qp.tx_pkt = static_cast<uint32_t>(psn_diff(psn, w.first_psn));
       kick(qp);
@@ -352,6 +354,7 @@ bool Hca::Impl::ack_upto(Qp& qp, uint32_t psn) {
   bool progress = psn_diff(psn, qp.acked_psn) > 0;
   if (progress) qp.acked_psn = psn;
   if (progress && irn(qp)) irn_on_acked(qp);
+  if (progress) flight_acked(qp);
   for (SendWqe& w : qp.sq) {
     if (!w.started) break;
     if (!w.done && !w.is_read_or_atomic() && psn_diff(w.last_psn(), psn) <= 0) w.done = true;
