@@ -1,12 +1,12 @@
 // A delay line (htsim's Pipe): delivers every packet a fixed time after it entered, in order.
 #pragma once
 
-#include <deque>
 #include <functional>
 #include <utility>
 #include <vector>
 
 #include "sim/core/engine.h"
+#include "sim/core/ring.h"
 #include "sim/net/packet.h"
 
 namespace rdmasim::net {
@@ -39,7 +39,9 @@ class DelayLine {
   Engine& engine_;
   Time delay_;
   Sink sink_;
-  std::deque<std::pair<Time, PacketPtr>> fifo_;  // (delivery time, packet), time ascending
+  // (delivery time, packet), time ascending. A Ring: a fabric has a line per link direction
+  // and per switch, mostly empty, and a std::deque's 512 B block each cost memory and cache.
+  Ring<std::pair<Time, PacketPtr>> fifo_;
   EventId pending_;
 };
 
