@@ -129,17 +129,19 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
   if (!target && attr->qp_type != IBV_QPT_XRC_SEND && !attr->recv_cq) return fail<ibv_qp>(EINVAL);
   backend::QpRequest want;
   want.type = attr->qp_type;
+  // What the QP has of attr's objects (the caller's attr is left as given, but for cap).
+  ibv_qp_init_attr_ex shape = *attr;
   if (target) {
     want.xrcd = Xrcd::from(attr->xrcd)->handle;
-    attr->pd = nullptr;
-    attr->send_cq = attr->recv_cq = nullptr;
-    attr->srq = nullptr;
+    shape.pd = nullptr;
+    shape.send_cq = shape.recv_cq = nullptr;
+    shape.srq = nullptr;
   } else {
     want.pd = attr->pd->handle;
     want.send_cq = attr->send_cq->handle;
     if (attr->qp_type == IBV_QPT_XRC_SEND) {
-      attr->recv_cq = nullptr;
-      attr->srq = nullptr;
+      shape.recv_cq = nullptr;
+      shape.srq = nullptr;
     } else {
       want.recv_cq = attr->recv_cq->handle;
       want.srq = attr->srq ? attr->srq->handle : 0;
@@ -153,7 +155,8 @@ ibv_qp* create_qp_ex_op(ibv_context* c, ibv_qp_init_attr_ex* attr) {
     return fail<ibv_qp>(rc);
   }
   attr->cap = r.cap;
-  return adopt_qp(c, r, *attr);
+  shape.cap = r.cap;
+  return adopt_qp(c, r, shape);
 }
 
 ibv_qp* adopt_qp(ibv_context* c, const backend::QpRings& r, const ibv_qp_init_attr_ex& attr) {
