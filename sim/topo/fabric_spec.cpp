@@ -44,10 +44,11 @@ void read_link_overrides(ConfigReader& r, const json& config, const std::string&
 Routing read_routing(ConfigReader& r, const json& config, const std::string& root,
                      net::LinkLayer ll) {
   const std::string def = ll == net::LinkLayer::InfiniBand ? "up_down" : "min_hop";
-  const std::string s = r.string(config, "routing", root, def, "\"min_hop\" or \"up_down\"");
+  const char* expect = "\"min_hop\", \"up_down\" or \"ftree\"";
+  const std::string s = r.string(config, "routing", root, def, expect);
   if (s == "up_down") return Routing::UpDown;
-  if (s != "min_hop")
-    r.error(join(root, "routing"), json(s), "is not a routing algorithm", "\"min_hop\" or \"up_down\"");
+  if (s == "ftree") return Routing::FatTree;
+  if (s != "min_hop") r.error(join(root, "routing"), json(s), "is not a routing algorithm", expect);
   return Routing::MinHop;
 }
 
@@ -516,7 +517,9 @@ std::string summarize(const FabricSpec& spec) {
          plural(spec.links.size(), "link", "links") + ", " + link_layer_name(spec.link_layer) + " " +
          rate + " Gb/s, MTU " + std::to_string(spec.mtu) +
          (spec.topology.empty() ? "" : ", " + spec.topology) +
-         (spec.routing == Routing::UpDown ? ", up-down routing" : "");
+         (spec.routing == Routing::UpDown    ? ", up-down routing"
+          : spec.routing == Routing::FatTree ? ", fat-tree (D-mod-k) routing"
+                                             : "");
 }
 
 }  // namespace rdmasim::topo

@@ -44,7 +44,7 @@ struct NicSpec {
 
 // Switch forwarding tables: every shortest path, or shortest up*/down* paths (deadlock-free
 // on lossless fabrics; the default on InfiniBand).
-enum class Routing { MinHop, UpDown };
+enum class Routing { MinHop, UpDown, FatTree };  // "min_hop", "up_down", "ftree"
 
 // "observe": the egress queue-depth time series (net::QueueSeries) of selected ports.
 struct ObserveSpec {

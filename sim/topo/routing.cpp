@@ -46,8 +46,9 @@ struct Graph {
   }
 };
 
-// Rank of each switch: BFS distance from the switches farthest from any NIC.
-std::vector<size_t> switch_ranks(const Graph& g) {
+// Height of every vertex: hops from the nearest NIC over switches (NICs 0, an edge or leaf
+// switch 1, an aggregation switch 2, ...); kInf for a switch no NIC reaches.
+std::vector<size_t> heights(const Graph& g) {
   std::vector<size_t> height(g.n + g.s, kInf);
   std::deque<size_t> q;
   for (size_t i = 0; i < g.n; ++i) {
@@ -63,6 +64,13 @@ std::vector<size_t> switch_ranks(const Graph& g) {
         q.push_back(w);
       }
   }
+  return height;
+}
+
+// Rank of each switch: BFS distance from the switches farthest from any NIC.
+std::vector<size_t> switch_ranks(const Graph& g) {
+  const std::vector<size_t> height = heights(g);
+  std::deque<size_t> q;
   size_t top = 0;
   for (size_t v = g.n; v < g.n + g.s; ++v)
     if (height[v] != kInf) top = std::max(top, height[v]);
@@ -127,7 +135,7 @@ RouteTable compute_routes(const FabricSpec& spec) {
   rt.equal_cost = LinkSets(s);
   rt.reachable.assign(n, std::vector<bool>(n, false));
   std::vector<uint32_t> set;  // the (switch, NIC) set being found
-  const bool up_down = spec.routing == Routing::UpDown;
+  const bool up_down = spec.routing == Routing::UpDown || spec.routing == Routing::FatTree;
   if (up_down) rt.rank = switch_ranks(g);
   // v -> w is "up" when w is a switch with a smaller (rank, index) than switch or NIC v.
   auto is_up = [&](size_t v, size_t w) {
@@ -185,6 +193,29 @@ RouteTable compute_routes(const FabricSpec& spec) {
       }
       rt.equal_cost.push_set(set);
     }
+  }
+  if (spec.routing == Routing::FatTree) {
+    // D-mod-k (the fat-tree routing of Zahavi et al., "Optimized InfiniBand fat-tree
+    // routing for shift all-to-all communication patterns", and of OpenSM's ftree engine):
+    // one link per (switch, destination). A switch at height h with m equal-cost links
+    // (its uplinks, in link order) takes link (d / m^(h-1)) mod m for NIC index d: an edge
+    // switch by the destination's lowest digit, an aggregation switch by the next. Hosts
+    // are numbered switch by switch (the generators do), so each destination has its own
+    // top switch and its own way down.
+    const std::vector<size_t> height = heights(g);
+    rt.links = LinkSets(s);
+    for (size_t dst = 0; dst < n; ++dst)
+      for (size_t sw = 0; sw < s; ++sw) {
+        const std::span<const uint32_t> eq = rt.equal_cost.at(sw, dst);
+        if (eq.size() <= 1) {
+          rt.links.push_set(eq);
+          continue;
+        }
+        size_t digit = dst;
+        for (size_t h = 1; h < height[n + sw] && digit; ++h) digit /= eq.size();
+        rt.links.push_set(eq.subspan(digit % eq.size(), 1));
+      }
+    return rt;
   }
   if (spec.link_layer != net::LinkLayer::InfiniBand) {
     rt.links = rt.equal_cost;

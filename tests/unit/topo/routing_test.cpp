@@ -220,6 +220,61 @@ TEST_CASE("routing: InfiniBand switches have one port per LID, balanced over equ
   CHECK(rr.links == rr.equal_cost);
 }
 
+namespace {
+
+// The most flows any channel carries over the shift permutations of `spec` (host d sends to
+// host d + s mod N, for every s), following the first link of each table entry.
+size_t worst_shift_load(const topo::FabricSpec& spec, const topo::RouteTable& rt) {
+  const size_t n = spec.nics.size();
+  size_t worst = 0;
+  for (size_t shift = 1; shift < n; ++shift) {
+    std::map<Channel, size_t> load;
+    for (size_t src = 0; src < n; ++src) {
+      const size_t dst = (src + shift) % n;
+      const size_t first = static_cast<size_t>(spec.nic_link[src]);
+      Channel in{first, is_end(spec.links[first].a, false, src)};
+      for (int hop = 0; hop < 8; ++hop) {
+        ++load[in];
+        const topo::LinkSpec& l = spec.links[in.first];
+        const topo::LinkEnd to = in.second ? l.b : l.a;
+        if (!to.is_switch) break;
+        const auto next = rt.links[to.index][dst];
+        REQUIRE(!next.empty());
+        in = Channel{next[0], is_end(spec.links[next[0]].a, true, to.index)};
+      }
+    }
+    for (const auto& [c, flows] : load) worst = std::max(worst, flows);
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("routing: ftree (D-mod-k) gives every shift permutation of a fat tree disjoint paths") {
+  // Zahavi et al. (IPDPS 2010): with hosts numbered switch by switch, D-mod-k routes every
+  // shift permutation (host d sends to host d + s mod N) without two flows on one channel.
+  // Checked for every shift of the k=4 and k=8 trees, on IB and on RoCE (one link per
+  // destination either way).
+  for (const char* ll : {"ib", "roce"})
+    for (int k : {4, 8}) {
+      CAPTURE(ll);
+      CAPTURE(k);
+      const topo::FabricSpec spec = topo::parse_fabric(
+          json{{"link_layer", ll}, {"routing", "ftree"}, {"topology", {{"type", "fat_tree"}, {"k", k}}}});
+      REQUIRE(spec.routing == topo::Routing::FatTree);
+      const topo::RouteTable rt = topo::compute_routes(spec);
+      for (size_t sw = 0; sw < spec.switches.size(); ++sw)
+        for (size_t d = 0; d < spec.nics.size(); ++d) REQUIRE(rt.links[sw][d].size() == 1);
+      CHECK(worst_shift_load(spec, rt) == 1);
+      CHECK(!has_cycle(dependencies(spec, rt)));  // a subset of up*/down*: acyclic
+    }
+  // The check can fail: the least-loaded LID-order tables (IB's default, "up_down") put two
+  // flows on one channel for some shift.
+  const topo::FabricSpec ud =
+      topo::parse_fabric(json{{"link_layer", "ib"}, {"topology", {{"type", "fat_tree"}, {"k", 8}}}});
+  CHECK(worst_shift_load(ud, topo::compute_routes(ud)) > 1);
+}
+
 TEST_CASE("routing: on InfiniBand every flow to one LID takes the same port (no flow hashing)") {
   // 200 flows (distinct flow_hash) from host1 to host16 of a k=4 IB fat tree: all leave
   // edge1_1 by the one uplink its table holds for LID 16, and cross one core.
