@@ -83,7 +83,7 @@ PathInfo path_info(const topo::FabricSpec& fs, const topo::RouteTable& rt, size_
     at = from_a ? l.b : l.a;
     if (!at.is_switch) break;   // arrived at a NIC (dst)
     p.latency += fs.switches[at.index].forwarding_latency;
-    const auto& next = rt.links[at.index][dst];
+    const auto& next = rt.links()[at.index][dst];
     if (next.empty()) break;
     link = next.front();
   }

@@ -136,7 +136,7 @@ class BuiltFabric : public Fabric {
     for (size_t s = 0; s < switches_.size(); ++s) {
       for (size_t n = 0; n < nics_.size(); ++n) {
         std::vector<int> ports;
-        for (size_t l : rt->links[s][n]) {
+        for (size_t l : rt->links()[s][n]) {
           const LinkSpec& ls = spec_.links[l];
           const bool a_is_me = ls.a.is_switch && ls.a.index == s;
           ports.push_back(a_is_me ? link_ports_[l].first : link_ports_[l].second);

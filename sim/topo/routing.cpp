@@ -203,24 +203,22 @@ RouteTable compute_routes(const FabricSpec& spec) {
     // are numbered switch by switch (the generators do), so each destination has its own
     // top switch and its own way down.
     const std::vector<size_t> height = heights(g);
-    rt.links = LinkSets(s);
+    rt.one_link = true;
+    rt.chosen = LinkSets(s);
     for (size_t dst = 0; dst < n; ++dst)
       for (size_t sw = 0; sw < s; ++sw) {
         const std::span<const uint32_t> eq = rt.equal_cost.at(sw, dst);
         if (eq.size() <= 1) {
-          rt.links.push_set(eq);
+          rt.chosen.push_set(eq);
           continue;
         }
         size_t digit = dst;
         for (size_t h = 1; h < height[n + sw] && digit; ++h) digit /= eq.size();
-        rt.links.push_set(eq.subspan(digit % eq.size(), 1));
+        rt.chosen.push_set(eq.subspan(digit % eq.size(), 1));
       }
     return rt;
   }
-  if (spec.link_layer != net::LinkLayer::InfiniBand) {
-    rt.links = rt.equal_cost;
-    return rt;
-  }
+  if (spec.link_layer != net::LinkLayer::InfiniBand) return rt;  // ECMP over equal_cost
   // Linear forwarding tables: one link per (switch, LID), least-loaded first. A switch's
   // ports are numbered in link order, so the lower link index is the lower port. Each
   // switch takes LIDs in increasing order (NIC index order is LID order, LID = index + 1).
@@ -239,11 +237,12 @@ RouteTable compute_routes(const FabricSpec& spec) {
       chosen[sw * n + dst] = best;
     }
   }
-  rt.links = LinkSets(s);
+  rt.one_link = true;
+  rt.chosen = LinkSets(s);
   for (size_t dst = 0; dst < n; ++dst)
     for (size_t sw = 0; sw < s; ++sw) {
       const uint32_t l = chosen[sw * n + dst];
-      rt.links.push_set(l == kNone ? std::span<const uint32_t>{} : std::span<const uint32_t>(&l, 1));
+      rt.chosen.push_set(l == kNone ? std::span<const uint32_t>{} : std::span<const uint32_t>(&l, 1));
     }
   return rt;
 }

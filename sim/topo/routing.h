@@ -71,8 +71,12 @@ class LinkSets {
 };
 
 struct RouteTable {
-  LinkSets links;
+  // The forwarding tables: the equal-cost sets themselves (ECMP), or one link per (switch,
+  // NIC) chosen from them (InfiniBand's LFTs, "ftree"), kept apart only then.
+  const LinkSets& links() const { return one_link ? chosen : equal_cost; }
   LinkSets equal_cost;
+  LinkSets chosen;        // with one_link
+  bool one_link = false;
   // reachable[a][b]: NIC b can be reached from NIC a.
   std::vector<std::vector<bool>> reachable;
   // UpDown only: each switch's rank (0 = top).

@@ -51,7 +51,7 @@ std::map<Channel, std::set<Channel>> dependencies(
         }
         REQUIRE(path.size() < 64);  // no forwarding loop
         path.push_back(to.index);
-        const auto& next = rt.links[to.index][dst];
+        const auto& next = rt.links()[to.index][dst];
         REQUIRE(!next.empty());
         for (size_t nl : next) {
           const Channel out{nl, is_end(spec.links[nl].a, true, to.index)};
@@ -148,7 +148,7 @@ TEST_CASE("routing: InfiniBand fat tree uses up-down; every route goes up then d
   // The equal-cost sets the tables were chosen from: 2 paths to same-pod hosts (via 2
   // aggs), 4 to other pods (2 aggs x 2 cores); also up-then-down and acyclic.
   topo::RouteTable all = rt;
-  all.links = rt.equal_cost;
+  all.one_link = false;  // route over the equal-cost sets
   std::map<size_t, size_t> all_by_length;
   CHECK(!has_cycle(dependencies(spec, all, [&](const std::vector<size_t>& p) { ++all_by_length[p.size()]; })));
   CHECK(all_by_length[3] == 16 * 2 * 2);
@@ -156,7 +156,7 @@ TEST_CASE("routing: InfiniBand fat tree uses up-down; every route goes up then d
   // On a tree the up-down tables are the min-hop tables.
   topo::FabricSpec mh = spec;
   mh.routing = topo::Routing::MinHop;
-  CHECK(topo::compute_routes(mh).links == rt.links);
+  CHECK(topo::compute_routes(mh).links() == rt.links());
   CHECK(topo::compute_routes(mh).equal_cost == rt.equal_cost);
 }
 
@@ -171,9 +171,9 @@ void check_lft_balanced(const topo::FabricSpec& spec) {
     // destinations per link, grouped by the equal-cost set they were chosen from
     std::map<std::vector<size_t>, std::map<size_t, size_t>> by_set;
     for (size_t d = 0; d < spec.nics.size(); ++d) {
-      REQUIRE(rt.links[s][d].size() == 1);  // every LID is reachable here: one port
+      REQUIRE(rt.links()[s][d].size() == 1);  // every LID is reachable here: one port
       const auto set = rt.equal_cost[s][d];
-      const size_t l = rt.links[s][d][0];
+      const size_t l = rt.links()[s][d][0];
       CHECK(std::find(set.begin(), set.end(), l) != set.end());
       if (set.size() > 1) {
         auto& counts = by_set[std::vector<size_t>(set.begin(), set.end())];
@@ -203,7 +203,7 @@ TEST_CASE("routing: InfiniBand switches have one port per LID, balanced over equ
   for (size_t s = 0; s < ft.switches.size(); ++s) {
     if (ft.switches[s].name != "edge1_1") continue;
     for (size_t d = 0; d < ft.nics.size(); ++d)
-      if (rt.equal_cost[s][d].size() == 2) ++edge_up[rt.links[s][d][0]];
+      if (rt.equal_cost[s][d].size() == 2) ++edge_up[rt.links()[s][d][0]];
   }
   REQUIRE(edge_up.size() == 2);
   for (const auto& [l, c] : edge_up) CHECK(c == 7);
@@ -217,7 +217,7 @@ TEST_CASE("routing: InfiniBand switches have one port per LID, balanced over equ
   // RoCE keeps every equal-cost link for ECMP hashing
   const topo::FabricSpec roce = topo::parse_fabric(json{{"topology", {{"type", "fat_tree"}, {"k", 4}}}});
   const topo::RouteTable rr = topo::compute_routes(roce);
-  CHECK(rr.links == rr.equal_cost);
+  CHECK(rr.links() == rr.equal_cost);
 }
 
 namespace {
@@ -238,7 +238,7 @@ size_t worst_shift_load(const topo::FabricSpec& spec, const topo::RouteTable& rt
         const topo::LinkSpec& l = spec.links[in.first];
         const topo::LinkEnd to = in.second ? l.b : l.a;
         if (!to.is_switch) break;
-        const auto next = rt.links[to.index][dst];
+        const auto next = rt.links()[to.index][dst];
         REQUIRE(!next.empty());
         in = Channel{next[0], is_end(spec.links[next[0]].a, true, to.index)};
       }
@@ -264,7 +264,7 @@ TEST_CASE("routing: ftree (D-mod-k) gives every shift permutation of a fat tree 
       REQUIRE(spec.routing == topo::Routing::FatTree);
       const topo::RouteTable rt = topo::compute_routes(spec);
       for (size_t sw = 0; sw < spec.switches.size(); ++sw)
-        for (size_t d = 0; d < spec.nics.size(); ++d) REQUIRE(rt.links[sw][d].size() == 1);
+        for (size_t d = 0; d < spec.nics.size(); ++d) REQUIRE(rt.links()[sw][d].size() == 1);
       CHECK(worst_shift_load(spec, rt) == 1);
       CHECK(!has_cycle(dependencies(spec, rt)));  // a subset of up*/down*: acyclic
     }
@@ -375,7 +375,7 @@ TEST_CASE("routing: a fat tree's equal-cost sets are stored once per distinct se
   // An edge switch's row for a host in another pod is its 4 uplinks.
   size_t four = 0;
   for (size_t s = 0; s < ft.switches.size(); ++s)
-    for (size_t d = 0; d < ft.nics.size(); ++d) four += rt.links[s][d].size() == 4;
+    for (size_t d = 0; d < ft.nics.size(); ++d) four += rt.links()[s][d].size() == 4;
   // Rows with 4 links: each of 32 edges to the 124 hosts outside it, and each of 32 aggs
   // to the 112 hosts outside its pod: 32*124 + 32*112 = 7552.
   CHECK(four == 7552);
