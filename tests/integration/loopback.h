@@ -97,6 +97,29 @@ static int lb_post(struct ibv_qp *qp, enum ibv_wr_opcode op, void *addr, uint32_
   return lb_post_to(qp, op, addr, len, lkey, raddr, rkey, wr_id, 0);
 }
 
+/* XRC (verify_xrc.c, verify_xrc_shared.c): a domain (fd -1: one of its own, else the
+ * file's), an XRC SRQ of 16 WRs in `x` on the PD completing on `cq`, and a receive on an SRQ. */
+static struct ibv_xrcd *lb_open_xrcd(int fd, int oflags) {
+  struct ibv_xrcd_init_attr a = {.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+                                 .fd = fd, .oflags = oflags};
+  return ibv_open_xrcd(ctx, &a);
+}
+
+static struct ibv_srq *lb_xrc_srq(struct ibv_xrcd *x, struct ibv_cq *cq) {
+  struct ibv_srq_init_attr_ex a = {
+      .attr = {.max_wr = 16, .max_sge = 1},
+      .comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
+                   IBV_SRQ_INIT_ATTR_CQ,
+      .srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = x, .cq = cq};
+  return ibv_create_srq_ex(ctx, &a);
+}
+
+static int lb_post_srq_recv(struct ibv_srq *srq, void *addr, uint32_t len, uint32_t lkey, uint64_t wr_id) {
+  struct ibv_sge s = {(uintptr_t)addr, len, lkey};
+  struct ibv_recv_wr wr = {.wr_id = wr_id, .sg_list = &s, .num_sge = 1}, *bad;
+  return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
 static int lb_post_recv(struct ibv_qp *qp, void *addr, uint32_t len, uint32_t lkey, uint64_t wr_id) {
   struct ibv_sge s = {(uintptr_t)addr, len, lkey};
   struct ibv_recv_wr wr = {.wr_id = wr_id, .sg_list = &s, .num_sge = 1}, *bad;

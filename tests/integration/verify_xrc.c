@@ -28,21 +28,6 @@
 
 static int null_errno(const void *p, int want) { return p == NULL && errno == want; }
 
-static struct ibv_xrcd *open_xrcd(int fd, int oflags) {
-  struct ibv_xrcd_init_attr a = {.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-                                 .fd = fd, .oflags = oflags};
-  return ibv_open_xrcd(ctx, &a);
-}
-
-static struct ibv_srq *xrc_srq(struct ibv_xrcd *x, struct ibv_cq *cq, struct ibv_pd *on) {
-  struct ibv_srq_init_attr_ex a = {
-      .attr = {.max_wr = 16, .max_sge = 1},
-      .comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
-                   IBV_SRQ_INIT_ATTR_CQ,
-      .srq_type = IBV_SRQT_XRC, .pd = on, .xrcd = x, .cq = cq};
-  return ibv_create_srq_ex(ctx, &a);
-}
-
 static struct ibv_qp *initiator(struct ibv_cq *cq, uint64_t send_ops) {
   struct ibv_qp_init_attr_ex a = {
       .send_cq = cq, .qp_type = IBV_QPT_XRC_SEND,
@@ -87,12 +72,6 @@ static int xpost(struct ibv_qp *qp, enum ibv_wr_opcode op, void *addr, uint32_t 
   return lb_post_to(qp, op, addr, len, lkey, raddr, rkey, wr_id, srqn);
 }
 
-static int srq_recv(struct ibv_srq *srq, void *addr, uint32_t len, uint32_t lkey, uint64_t wr_id) {
-  struct ibv_sge s = {(uintptr_t)addr, len, lkey};
-  struct ibv_recv_wr wr = {.wr_id = wr_id, .sg_list = &s, .num_sge = 1}, *bad;
-  return ibv_post_srq_recv(srq, &wr, &bad);
-}
-
 static void fill(uint8_t *p, size_t n, uint8_t seed) {
   for (size_t i = 0; i < n; i++) p[i] = (uint8_t)(seed + i * 13);
 }
@@ -119,20 +98,20 @@ int main(int argc, char **argv) {
   check(null_errno(ibv_open_xrcd(ctx, &no_oflags), EINVAL),
         "ibv_open_xrcd without IBV_XRCD_INIT_ATTR_OFLAGS: NULL, EINVAL (ibv_cmd_open_xrcd)");
   errno = 0;
-  check(null_errno(open_xrcd(fd, 0), EAGAIN), "ibv_open_xrcd of a file with no domain, no O_CREAT: NULL, EAGAIN");
+  check(null_errno(lb_open_xrcd(fd, 0), EAGAIN), "ibv_open_xrcd of a file with no domain, no O_CREAT: NULL, EAGAIN");
   int closed_fd = dup(fd);
   close(closed_fd);
   errno = 0;
-  check(null_errno(open_xrcd(closed_fd, O_CREAT), EBADF), "ibv_open_xrcd of a closed fd: NULL, EBADF");
-  struct ibv_xrcd *x = open_xrcd(fd, O_CREAT);
+  check(null_errno(lb_open_xrcd(closed_fd, O_CREAT), EBADF), "ibv_open_xrcd of a closed fd: NULL, EBADF");
+  struct ibv_xrcd *x = lb_open_xrcd(fd, O_CREAT);
   check(x != NULL && x->context == ctx, "ibv_open_xrcd(fd, O_CREAT) makes the file's domain");
   if (!x) die("open_xrcd");
   errno = 0;
-  check(null_errno(open_xrcd(fd, O_CREAT | O_EXCL), EINVAL),
+  check(null_errno(lb_open_xrcd(fd, O_CREAT | O_EXCL), EINVAL),
         "ibv_open_xrcd(O_CREAT | O_EXCL) of a file that has a domain: NULL, EINVAL");
-  struct ibv_xrcd *x2 = open_xrcd(fd, 0);
+  struct ibv_xrcd *x2 = lb_open_xrcd(fd, 0);
   check(x2 != NULL, "ibv_open_xrcd(fd, 0) opens the file's domain again");
-  struct ibv_xrcd *own = open_xrcd(-1, O_CREAT);
+  struct ibv_xrcd *own = lb_open_xrcd(-1, O_CREAT);
   check(own != NULL, "ibv_open_xrcd(-1, O_CREAT): a domain of its own");
   if (!x2 || !own) die("open_xrcd");
 
@@ -147,7 +126,7 @@ int main(int argc, char **argv) {
       .srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = x};
   errno = 0;
   check(null_errno(ibv_create_srq_ex(ctx, &no_cq), EINVAL), "an XRC SRQ without its CQ: NULL, EINVAL");
-  struct ibv_srq *s1 = xrc_srq(x, cq1, pd), *s2 = xrc_srq(x, cq2, pd), *s_own = xrc_srq(own, cq2, pd);
+  struct ibv_srq *s1 = lb_xrc_srq(x, cq1), *s2 = lb_xrc_srq(x, cq2), *s_own = lb_xrc_srq(own, cq2);
   check(s1 && s2 && s_own, "ibv_create_srq_ex makes XRC SRQs");
   if (!s1 || !s2 || !s_own) die("xrc srq");
   uint32_t n1 = 0, n2 = 0, n_own = 0;
@@ -186,8 +165,8 @@ int main(int argc, char **argv) {
   /* SENDs: the remote SRQ number picks the SRQ, and so the CQ the receive completes on. */
   struct ibv_wc wc;
   fill(src, BUF, 1);
-  srq_recv(s1, dst1, BUF, m1->lkey, 101);
-  srq_recv(s2, dst2, BUF, m2->lkey, 201);
+  lb_post_srq_recv(s1, dst1, BUF, m1->lkey, 101);
+  lb_post_srq_recv(s2, dst2, BUF, m2->lkey, 201);
   xpost(ini, IBV_WR_SEND, src, 5000, msrc->lkey, n2, 0, 0, 1);  /* two packets at MTU 4096 */
   lb_expect(cqi, IBV_WC_SUCCESS, 1, "SEND to the second XRC SRQ completes at the initiator");
   if (lb_poll(cq2, &wc, "receive on the second SRQ's CQ") == 0)
@@ -227,7 +206,7 @@ int main(int argc, char **argv) {
   if (inix && tgtx) {
     struct ibv_qp_ex *qx = ibv_qp_to_qp_ex(inix);
     fill(src, BUF, 4);
-    srq_recv(s2, dst2, BUF, m2->lkey, 202);
+    lb_post_srq_recv(s2, dst2, BUF, m2->lkey, 202);
     ibv_wr_start(qx);
     qx->wr_id = 6;
     qx->wr_flags = IBV_SEND_SIGNALED;
@@ -264,7 +243,7 @@ int main(int argc, char **argv) {
   check(null_errno(ibv_open_qp(ctx, &wrong), EINVAL), "ibv_open_qp of a type other than XRC_RECV: NULL, EINVAL");
   check(ibv_destroy_qp(tgt) == 0, "ibv_destroy_qp of the creator's handle");
   fill(src, BUF, 5);
-  srq_recv(s1, dst1, BUF, m1->lkey, 102);
+  lb_post_srq_recv(s1, dst1, BUF, m1->lkey, 102);
   xpost(ini, IBV_WR_SEND, src, 64, msrc->lkey, n1, 0, 0, 7);
   lb_expect(cqi, IBV_WC_SUCCESS, 7, "a SEND after the creator's handle is gone: the opened handle keeps the target");
   if (lb_poll(cq1, &wc, "its receive") == 0)

@@ -28,27 +28,6 @@ static void fill(uint8_t *p, size_t n, uint8_t seed) {
   for (size_t i = 0; i < n; i++) p[i] = (uint8_t)(seed + i * 11);
 }
 
-static struct ibv_xrcd *open_file_xrcd(int fd, int oflags) {
-  struct ibv_xrcd_init_attr a = {.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-                                 .fd = fd, .oflags = oflags};
-  return ibv_open_xrcd(ctx, &a);
-}
-
-static struct ibv_srq *xrc_srq(struct ibv_xrcd *x, struct ibv_cq *cq) {
-  struct ibv_srq_init_attr_ex a = {
-      .attr = {.max_wr = 8, .max_sge = 1},
-      .comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
-                   IBV_SRQ_INIT_ATTR_CQ,
-      .srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = x, .cq = cq};
-  return ibv_create_srq_ex(ctx, &a);
-}
-
-static int recv_into(struct ibv_srq *srq, void *buf, struct ibv_mr *mr) {
-  struct ibv_sge s = {(uintptr_t)buf, LEN, mr->lkey};
-  struct ibv_recv_wr wr = {.wr_id = 1, .sg_list = &s, .num_sge = 1}, *bad;
-  return ibv_post_srq_recv(srq, &wr, &bad);
-}
-
 static struct ibv_qp_attr rtr_to(uint32_t dest) {
   struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR, .path_mtu = port.active_mtu, .dest_qp_num = dest,
                           .max_dest_rd_atomic = 1, .min_rnr_timer = 12,
@@ -59,15 +38,15 @@ static struct ibv_qp_attr rtr_to(uint32_t dest) {
 /* The child: domain, SRQ and target; one receive checked byte for byte. */
 static int child(int argc, char **argv, int fd, int to_parent, int from_parent) {
   lb_open(argc, argv);
-  struct ibv_xrcd *x = open_file_xrcd(fd, O_CREAT);
+  struct ibv_xrcd *x = lb_open_xrcd(fd, O_CREAT);
   struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
   if (!x || !cq) die("child: xrcd, cq");
-  struct ibv_srq *srq = xrc_srq(x, cq);
+  struct ibv_srq *srq = lb_xrc_srq(x, cq);
   struct ibv_qp_init_attr_ex ta = {.qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x};
   struct ibv_qp *tgt = ibv_create_qp_ex(ctx, &ta);
   uint8_t *buf = calloc(1, LEN);
   struct ibv_mr *mr = ibv_reg_mr(pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE);
-  if (!srq || !tgt || !buf || !mr || recv_into(srq, buf, mr)) die("child: srq, target, mr");
+  if (!srq || !tgt || !buf || !mr || lb_post_srq_recv(srq, buf, LEN, mr->lkey, 1)) die("child: srq, target, mr");
   struct child_info me = {tgt->qp_num, 0};
   ibv_get_srq_num(srq, &me.srqn);
   if (rc_to_init(tgt, IBV_ACCESS_REMOTE_WRITE)) die("child: target to INIT");
@@ -105,11 +84,11 @@ int main(int argc, char **argv) {
   lb_open(argc, argv);
   struct child_info c;
   if (read(up[0], &c, sizeof c) != sizeof c) die("parent: no word from the child");
-  struct ibv_xrcd *x = open_file_xrcd(fd, 0);
+  struct ibv_xrcd *x = lb_open_xrcd(fd, 0);
   check(x != NULL, "parent: ibv_open_xrcd(fd, 0) finds the domain the child created through the file");
   if (!x) die("parent: open_xrcd");
   struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0), *cqi = ibv_create_cq(ctx, 8, NULL, NULL, 0);
-  struct ibv_srq *srq = cq ? xrc_srq(x, cq) : NULL;
+  struct ibv_srq *srq = cq ? lb_xrc_srq(x, cq) : NULL;
   struct ibv_qp_open_attr oa = {.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE,
                                 .qp_num = c.tgt_qpn, .xrcd = x, .qp_type = IBV_QPT_XRC_RECV};
   struct ibv_qp *opened = ibv_open_qp(ctx, &oa);
@@ -144,7 +123,7 @@ int main(int argc, char **argv) {
 
   /* 2. The child is gone; its target lives on the parent's handle. */
   fill(src, LEN, 77);
-  check(recv_into(srq, dst, md) == 0, "parent: a receive on its own SRQ");
+  check(lb_post_srq_recv(srq, dst, LEN, md->lkey, 1) == 0, "parent: a receive on its own SRQ");
   lb_post_to(ini, IBV_WR_SEND, src, LEN, ms->lkey, 0, 0, 2, my_srqn);
   lb_expect(cqi, IBV_WC_SUCCESS, 2, "parent: SEND to its own SRQ through the target the exited child created");
   struct ibv_wc wc;

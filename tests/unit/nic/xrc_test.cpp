@@ -81,17 +81,24 @@ struct Xrc {
     w.xrc_srqn = srqn;
     return w;
   }
+
+  // A receive of `dst` (wr_id `id`) on b's SRQ `srqn`, then a SEND of `len` bytes of `src`
+  // from the initiator naming that SRQ.
+  void send_to(uint32_t srqn, std::vector<uint8_t>& src, uint32_t lkey, uint32_t len,
+               std::vector<uint8_t>& dst, uint32_t dst_lkey, uint64_t id) {
+    RecvWr r;
+    r.wr_id = id;
+    r.sgl = {sge_of(dst, dst_lkey)};
+    REQUIRE(p.b.hca->post_srq_recv(srqn, r) == 0);
+    REQUIRE(p.a.hca->post_send(ini, wr(WrOpcode::Send, src, lkey, len, srqn)) == 0);
+  }
 };
 
 TEST_CASE("xrc: requests carry XRC opcodes and a 4-byte XRCETH; the receive goes to the SRQ named") {
   Xrc x;
   std::vector<uint8_t> src = pattern(6000, 3), dst(8192, 0);
   const MrKeys ks = x.p.reg(x.p.a, src), kd = x.p.reg(x.p.b, dst);
-  RecvWr r;
-  r.wr_id = 42;
-  r.sgl = {sge_of(dst, kd.lkey)};
-  REQUIRE(x.p.b.hca->post_srq_recv(x.srq2, r) == 0);
-  REQUIRE(x.p.a.hca->post_send(x.ini, x.wr(WrOpcode::Send, src, ks.lkey, 6000, x.srq2)) == 0);
+  x.send_to(x.srq2, src, ks.lkey, 6000, dst, kd.lkey, 42);
   x.p.engine.run();
   // 6000 B at MTU 4096: XRC SEND First (0xa0) and SEND Last (0xa2); b answers with XRC
   // Acknowledges (0xb1).
@@ -112,6 +119,9 @@ TEST_CASE("xrc: requests carry XRC opcodes and a 4-byte XRCETH; the receive goes
   // The same message on the pair's RC QPs: each packet is 4 bytes (the XRCETH) shorter.
   std::vector<uint32_t> xrc_bytes = x.wire_a;
   x.wire_a.clear();
+  RecvWr r;
+  r.wr_id = 43;
+  r.sgl = {sge_of(dst, kd.lkey)};
   REQUIRE(x.p.b.hca->post_recv(x.p.b.qpn, r) == 0);
   SendWr rc = x.wr(WrOpcode::Send, src, ks.lkey, 6000, 0);
   REQUIRE(x.p.a.hca->post_send(x.p.a.qpn, rc) == 0);
@@ -241,11 +251,7 @@ TEST_CASE("xrc: the same exchange on InfiniBand (LID routed, no GRH)") {
   Xrc x(net::LinkLayer::InfiniBand);
   std::vector<uint8_t> src = pattern(100, 9), dst(128, 0);
   const MrKeys ks = x.p.reg(x.p.a, src), kd = x.p.reg(x.p.b, dst);
-  RecvWr r;
-  r.wr_id = 1;
-  r.sgl = {sge_of(dst, kd.lkey)};
-  REQUIRE(x.p.b.hca->post_srq_recv(x.srq1, r) == 0);
-  REQUIRE(x.p.a.hca->post_send(x.ini, x.wr(WrOpcode::Send, src, ks.lkey, 100, x.srq1)) == 0);
+  x.send_to(x.srq1, src, ks.lkey, 100, dst, kd.lkey, 1);
   x.p.engine.run();
   CHECK(x.p.a.wire->sent == std::vector<uint8_t>{0xa4});  // XRC SEND Only
   REQUIRE(x.on1.size() == 1);
