@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/set_pool.h"
 #include "sim/net/packet.h"
 
 namespace rdmasim::net {
@@ -77,7 +78,7 @@ class RouteTable {
     if (!index_) index_ = std::make_shared<AddressIndex>();
     const uint32_t i = index_->add(dst);
     if (i >= set_of_.size()) set_of_.resize(i + 1, 0);
-    set_of_[i] = set_number(ports) + 1;
+    set_of_[i] = sets_.intern(std::span<const int>(ports), order_) + 1;
   }
 
   // The ports for `dst`; empty when no route was set.
@@ -85,34 +86,14 @@ class RouteTable {
     if (!index_) return {};
     const uint32_t i = index_->find(dst);
     if (i >= set_of_.size() || set_of_[i] == 0) return {};
-    const auto [start, count] = sets_[set_of_[i] - 1];
-    return {ports_.data() + start, count};
+    return sets_[set_of_[i] - 1];
   }
 
  private:
-  // The number of the stored set equal to `ports`, stored now if there is none. The search
-  // tries the set matched last first (the uplinks, most often).
-  uint32_t set_number(const std::vector<int>& ports) {
-    const auto count = static_cast<uint32_t>(ports.size());
-    for (size_t k = 0; k < order_.size(); ++k) {
-      const auto [start, n] = sets_[order_[k]];
-      if (n == count && std::equal(ports.begin(), ports.end(), ports_.begin() + start)) {
-        std::swap(order_[0], order_[k]);
-        return order_[0];
-      }
-    }
-    sets_.push_back({static_cast<uint32_t>(ports_.size()), count});
-    ports_.insert(ports_.end(), ports.begin(), ports.end());
-    order_.push_back(static_cast<uint32_t>(sets_.size() - 1));
-    std::swap(order_[0], order_.back());
-    return order_[0];
-  }
-
   std::shared_ptr<AddressIndex> index_;
   std::vector<uint32_t> set_of_;  // per destination number: its set's number + 1 (0: none)
-  std::vector<int> ports_;        // the distinct sets, one after another
-  std::vector<std::pair<uint32_t, uint32_t>> sets_;  // each distinct set's (start, count)
-  std::vector<uint32_t> order_;   // set numbers in search order
+  SetPool<int> sets_;              // the distinct port sets
+  std::vector<uint32_t> order_;    // their numbers, in search order
 };
 
 }  // namespace rdmasim::net

@@ -97,24 +97,8 @@ std::vector<size_t> switch_ranks(const Graph& g) {
 void LinkSets::push_set(std::span<const uint32_t> links) {
   const size_t sw = switches_ ? row_set_.size() % switches_ : 0;
   if (by_switch_.size() <= sw) by_switch_.resize(sw + 1);
-  std::vector<uint32_t>& mine = by_switch_[sw];
-  // A switch has at most a set per port plus its uplinks' set; the one matched last (most
-  // often the uplinks) is kept first.
-  for (size_t i = 0; i < mine.size(); ++i) {
-    const uint32_t id = mine[i];
-    const uint32_t b = id ? set_end_[id - 1] : 0;
-    if (std::equal(links.begin(), links.end(), links_.begin() + b, links_.begin() + set_end_[id])) {
-      std::swap(mine[0], mine[i]);
-      row_set_.push_back(id);
-      return;
-    }
-  }
-  const uint32_t id = static_cast<uint32_t>(set_end_.size());
-  links_.insert(links_.end(), links.begin(), links.end());
-  set_end_.push_back(static_cast<uint32_t>(links_.size()));
-  mine.push_back(id);
-  std::swap(mine[0], mine.back());
-  row_set_.push_back(id);
+  // A switch has at most a set per port plus its uplinks' set.
+  row_set_.push_back(pool_.intern(links, by_switch_[sw]));
 }
 
 bool LinkSets::operator==(const LinkSets& o) const {

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/core/set_pool.h"
 #include "sim/topo/fabric_spec.h"
 
 namespace rdmasim::topo {
@@ -48,9 +49,7 @@ class LinkSets {
   std::span<const uint32_t> at(size_t sw, size_t nic) const {
     const size_t row = nic * switches_ + sw;
     if (row >= row_set_.size()) return {};
-    const uint32_t set = row_set_[row];
-    const uint32_t b = set ? set_end_[set - 1] : 0;
-    return {links_.data() + b, set_end_[set] - b};
+    return pool_[row_set_[row]];
   }
   struct Row {
     const LinkSets* sets;
@@ -60,13 +59,12 @@ class LinkSets {
   Row operator[](size_t sw) const { return {this, sw}; }
   // The same sets for every (switch, NIC).
   bool operator==(const LinkSets& o) const;
-  size_t distinct_sets() const { return set_end_.size(); }
+  size_t distinct_sets() const { return pool_.size(); }
 
  private:
   size_t switches_ = 0;
   std::vector<uint32_t> row_set_;  // per (NIC, switch) row: its set's index
-  std::vector<uint32_t> set_end_;  // per set: one past its last link in links_
-  std::vector<uint32_t> links_;
+  SetPool<uint32_t> pool_;         // the distinct sets
   std::vector<std::vector<uint32_t>> by_switch_;  // while building: each switch's sets
 };
 
