@@ -129,7 +129,7 @@ void Switch::forward(PacketPtr pkt) {
     release(pkt->switch_ingress, pkt->ingress_class, pkt->wire_bytes, pkt->in_headroom);
     return;
   }
-  const int out = r.size() == 1 ? r[0] : r[ecmp_hash(*pkt, config_.ecmp_seed) % r.size()];
+  const int out = r.size() == 1 ? r[0] : pick_port(r, *pkt);
   const int ingress = pkt->switch_ingress;
   const uint8_t in_cls = pkt->ingress_class;
   const uint8_t cls = ports_[out]->egress->class_of(pkt->priority);  // egress queue (VL)
@@ -156,6 +156,31 @@ void Switch::forward(PacketPtr pkt) {
     return;
   }
   if (shared) buffer_add(out, cls, bytes);
+}
+
+int Switch::pick_port(std::span<const int> ports, const Packet& pkt) {
+  if (!config_.adaptive_routing) return ports[ecmp_hash(pkt, config_.ecmp_seed) % ports.size()];
+  // The port with the fewest bytes queued for the packet's class, an idle one before one
+  // still serializing; among equals, the first from tie_turn_ on.
+  const size_t n = ports.size();
+  const size_t start = tie_turn_ % n;
+  int best = -1;
+  uint64_t best_bytes = 0;
+  bool tie = false;
+  for (size_t i = 0; i < n; ++i) {
+    const int p = ports[(start + i) % n];
+    const EgressPort& e = *ports_[p]->egress;
+    const uint64_t q = e.queued_bytes(e.class_of(pkt.priority)) * 2 + (e.busy() ? 1 : 0);
+    if (best < 0 || q < best_bytes) {
+      best = p;
+      best_bytes = q;
+      tie = false;
+    } else if (q == best_bytes) {
+      tie = true;
+    }
+  }
+  if (tie) ++tie_turn_;
+  return best;
 }
 
 uint64_t Switch::shared_size() const {

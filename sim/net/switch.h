@@ -112,6 +112,13 @@ struct SwitchConfig {
   // with it on, the DCQCN two-flow scenario (tests/unit/cc) moves out of its 10% band
   // (42.4 + 55.4 Gb/s), not yet understood.
   bool ingress_round_robin = false;
+  // Adaptive routing (NVIDIA Quantum InfiniBand AR, Spectrum-X RoCE): a packet with several
+  // equal-cost ports leaves by the one whose queue for its class holds the fewest bytes,
+  // packet by packet, instead of by flow hash. Ties go to the first such port at or after a
+  // per-switch index that advances by one each time a tie is broken (deterministic, and
+  // spreading equal queues). One QP's packets then arrive out of order: the NICs must keep
+  // them (nic::LossRecoveryConfig::nack_gaps false).
+  bool adaptive_routing = false;
 };
 
 class Switch : public Node {
@@ -148,7 +155,8 @@ class Switch : public Node {
   uint64_t headroom_used(int port, uint8_t cls) const { return ports_[port]->headroom_used[cls & 7]; }
 
   // Packets to `dst` leave by one of `ports`; with several, by hash of (src, dst,
-  // udp_src_port, flow_hash), so one flow always takes one path.
+  // udp_src_port, flow_hash), so one flow always takes one path (with adaptive_routing, by
+  // the shortest queue; see SwitchConfig).
   void set_route(Address dst, const std::vector<int>& ports) { routes_.set(dst, ports); }
   // The destination numbering this switch's table shares with the fabric's other switches
   // (RouteTable::use_index); before any set_route.
@@ -185,6 +193,8 @@ class Switch : public Node {
   // Adds `bytes` to a queue's count `q`; the part beyond the reserve moves shared_used_.
   void account(uint64_t& q, int64_t bytes);
   void forward(PacketPtr pkt);
+  // The port among `ports` (two or more) a packet leaves by.
+  int pick_port(std::span<const int> ports, const Packet& pkt);
   void on_dequeue(int port, const Packet& pkt);
   void release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom);
 
@@ -195,6 +205,7 @@ class Switch : public Node {
   RouteTable routes_;
   uint64_t unroutable_ = 0;
   uint64_t shared_used_ = 0;
+  uint32_t tie_turn_ = 0;  // adaptive routing: where the next tie's search starts
 };
 
 // A flow hash for ECMP: mixes (src, dst, udp_src_port, flow_hash) and the switch's seed.

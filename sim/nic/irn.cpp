@@ -20,6 +20,8 @@
 // READ responses are placed in order: a response after a gap asks for the rest of the READ
 // again at once (irn_reread), instead of waiting for the timer.
 // An RNR NAK falls back to go-back-N from its PSN (the responder drops what it kept).
+// Without nack_gaps (a fabric that reorders: adaptive routing) a packet after a gap is kept
+// and not NACKed; the gap is expected to fill, and only the requester's timeout resends.
 #include "sim/nic/hca_impl.h"
 
 namespace rdmasim::nic {
@@ -185,7 +187,7 @@ void Hca::Impl::irn_receive(Qp& qp, const std::shared_ptr<RdmaPacket>& pkt) {
     // After an RNR NAK the requester resends from its PSN: nothing after it is kept.
     if (qp.nak_sent) return;
     if (d < kMaxHeldAhead) qp.irn_held.try_emplace(p.bth.psn, pkt);
-    send_ack(qp, kNakSeq, qp.epsn, p.bth.psn);
+    if (config.loss_recovery.nack_gaps) send_ack(qp, kNakSeq, qp.epsn, p.bth.psn);
     return;
   }
   if (d != 0 || qp.irn_held.empty()) return handle_request(qp, p);

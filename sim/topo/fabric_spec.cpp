@@ -41,13 +41,31 @@ void read_link_overrides(ConfigReader& r, const json& config, const std::string&
   }
 }
 
+// Adaptive routing: every switch sends each packet by its least-queued equal-cost port, and
+// every NIC, as the NICs of such fabrics do (ConnectX with Quantum AR, Spectrum-X SuperNICs),
+// keeps the packets that arrive out of order instead of taking the gap for a loss: IRN's
+// selective receiver without its NACK on a gap (nic::LossRecoveryConfig::nack_gaps).
+void use_adaptive_routing(FabricSpec& spec) {
+  for (net::SwitchConfig& sc : spec.switches) sc.adaptive_routing = true;
+  for (NicSpec& n : spec.nics) {
+    n.nic.hca.loss_recovery.mode = nic::LossRecovery::Irn;
+    n.nic.hca.loss_recovery.nack_gaps = false;
+  }
+}
+
 Routing read_routing(ConfigReader& r, const json& config, const std::string& root,
                      net::LinkLayer ll) {
   const std::string def = ll == net::LinkLayer::InfiniBand ? "up_down" : "min_hop";
-  const char* expect = "\"min_hop\", \"up_down\" or \"ftree\"";
+  const char* expect = "\"min_hop\", \"up_down\", \"ftree\" or \"adaptive\"";
   const std::string s = r.string(config, "routing", root, def, expect);
   if (s == "up_down") return Routing::UpDown;
   if (s == "ftree") return Routing::FatTree;
+  if (s == "adaptive") {
+    if (ll == net::LinkLayer::IWarp)
+      r.error(join(root, "routing"), json(s), "reorders packets, which iWARP's TCP takes for loss",
+              "\"min_hop\", \"up_down\" or \"ftree\" on iWARP");
+    return Routing::Adaptive;
+  }
   if (s != "min_hop") r.error(join(root, "routing"), json(s), "is not a routing algorithm", expect);
   return Routing::MinHop;
 }
@@ -357,6 +375,7 @@ FabricSpec parse_fabric(const json& config_in) {
   read_link_overrides(r, config, root, link_names, spec.links);
   if (config.contains("observe")) read_observe(r, config["observe"], join(root, "observe"), spec);
   spec.routing = read_routing(r, config, root, spec.link_layer);
+  if (spec.routing == Routing::Adaptive) use_adaptive_routing(spec);
   for (size_t i = 0; i < spec.nics.size(); ++i) {
     if (spec.nic_link[i] < 0)
       r.error(hosts_path, "NIC " + spec.nics[i].nic.host + "/" + spec.nics[i].nic.device +
@@ -519,6 +538,7 @@ std::string summarize(const FabricSpec& spec) {
          (spec.topology.empty() ? "" : ", " + spec.topology) +
          (spec.routing == Routing::UpDown    ? ", up-down routing"
           : spec.routing == Routing::FatTree ? ", fat-tree (D-mod-k) routing"
+          : spec.routing == Routing::Adaptive ? ", adaptive routing"
                                              : "");
 }
 

@@ -44,7 +44,9 @@ struct NicSpec {
 
 // Switch forwarding tables: every shortest path, or shortest up*/down* paths (deadlock-free
 // on lossless fabrics; the default on InfiniBand).
-enum class Routing { MinHop, UpDown, FatTree };  // "min_hop", "up_down", "ftree"
+// Adaptive: the up*/down* sets, every packet taking the least-queued port of its set at each
+// switch (net::SwitchConfig::adaptive_routing).
+enum class Routing { MinHop, UpDown, FatTree, Adaptive };  // "min_hop", "up_down", "ftree", "adaptive"
 
 // "observe": the egress queue-depth time series (net::QueueSeries) of selected ports.
 struct ObserveSpec {

@@ -433,7 +433,7 @@ static void read_pcie(ConfigReader& r, const json& j, const std::string& path, N
 }
 
 // "loss_recovery": "go_back_n" or "irn", or {"mode", "rto_low_us", "rto_high_us",
-// "rto_low_packets", "bdp_packets"} (nic::LossRecoveryConfig; configs/README.md).
+// "rto_low_packets", "bdp_packets", "nack_gaps"} (nic::LossRecoveryConfig; configs/README.md).
 static void read_loss_recovery(ConfigReader& r, const json& e, const std::string& path,
                                nic::LossRecoveryConfig& c) {
   const char* kModes = "\"go_back_n\" or \"irn\"";
@@ -443,7 +443,7 @@ static void read_loss_recovery(ConfigReader& r, const json& e, const std::string
     else r.error(at, v, "is not a loss recovery", kModes);
   };
   if (e.is_string()) return mode(e, path);
-  if (!r.object(e, path, {"mode", "rto_low_us", "rto_high_us", "rto_low_packets", "bdp_packets"})) return;
+  if (!r.object(e, path, {"mode", "rto_low_us", "rto_high_us", "rto_low_packets", "bdp_packets", "nack_gaps"})) return;
   mode(json(r.string(e, "mode", path, "irn", kModes)), join(path, "mode"));
   const char* us_range = "a timeout in us, 1..1000000";
   c.rto_low = us(r.integer(e, "rto_low_us", path, c.rto_low / kMicrosecond, 1, 1'000'000, us_range));
@@ -455,6 +455,7 @@ static void read_loss_recovery(ConfigReader& r, const json& e, const std::string
                                                       "a packet count >= 0"));
   c.bdp_packets = static_cast<uint32_t>(r.integer(e, "bdp_packets", path, c.bdp_packets, 0, 1 << 22,
                                                   "PSNs in flight, 0 (no cap) .. 4194304"));
+  c.nack_gaps = r.boolean(e, "nack_gaps", path, c.nack_gaps);
 }
 
 void read_nic_params(ConfigReader& r, const json& j, const std::string& path, bool ib, NicParams& p) {

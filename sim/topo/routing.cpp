@@ -119,7 +119,7 @@ RouteTable compute_routes(const FabricSpec& spec) {
   rt.equal_cost = LinkSets(s);
   rt.reachable.assign(n, std::vector<bool>(n, false));
   std::vector<uint32_t> set;  // the (switch, NIC) set being found
-  const bool up_down = spec.routing == Routing::UpDown || spec.routing == Routing::FatTree;
+  const bool up_down = spec.routing != Routing::MinHop;  // ftree and adaptive start from up*/down*
   if (up_down) rt.rank = switch_ranks(g);
   // v -> w is "up" when w is a switch with a smaller (rank, index) than switch or NIC v.
   auto is_up = [&](size_t v, size_t w) {
@@ -202,7 +202,9 @@ RouteTable compute_routes(const FabricSpec& spec) {
       }
     return rt;
   }
-  if (spec.link_layer != net::LinkLayer::InfiniBand) return rt;  // ECMP over equal_cost
+  // ECMP over equal_cost; adaptive routing chooses among them per packet, on IB as well (the
+  // AR groups of a Quantum switch).
+  if (spec.link_layer != net::LinkLayer::InfiniBand || spec.routing == Routing::Adaptive) return rt;
   // Linear forwarding tables: one link per (switch, LID), least-loaded first. A switch's
   // ports are numbered in link order, so the lower link index is the lower port. Each
   // switch takes LIDs in increasing order (NIC index order is LID order, LID = index + 1).

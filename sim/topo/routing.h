@@ -35,6 +35,10 @@ namespace rdmasim::topo {
 // takes one path whatever its flow. The tables are a subset of the up*/down* ones, so they
 // stay deadlock-free. `equal_cost` keeps the full sets.
 //
+// Routing::Adaptive keeps the up*/down* sets on every link layer (no LFT reduction on
+// InfiniBand): the switches choose among them packet by packet (net::SwitchConfig::
+// adaptive_routing).
+//
 // A set is read as links[s][n] (a span of link indices). 1280 switches x 8192 NICs at k=32
 // would be 10.5 million vectors, while each switch has few distinct sets (an edge switch
 // sends every other pod's NICs up the same uplinks), so each (switch, NIC) row holds the

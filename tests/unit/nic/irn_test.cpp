@@ -42,17 +42,6 @@ struct LossyPair : Pair {
   uint32_t psn(uint32_t k) const { return (QpParams{}.psn + k) & 0xffffff; }
 };
 
-// A signaled RDMA WRITE, READ or atomic of all of `local` at the start of `remote`.
-SendWr rdma_wr(WrOpcode op, std::vector<uint8_t>& local, MrKeys kl, std::vector<uint8_t>& remote, MrKeys kr) {
-  SendWr wr;
-  wr.opcode = op;
-  wr.send_flags = kSendSignaled;
-  wr.sgl = {sge_of(local, kl.lkey)};
-  wr.remote_addr = reinterpret_cast<uint64_t>(remote.data());
-  wr.rkey = kr.rkey;
-  return wr;
-}
-
 // One WRITE of `packets` packets (MTU 4096), PSNs `lost_k` (from the first) dropped once:
 // when its completion arrived, when its last packet was first sent, a's counters.
 struct WriteRun {

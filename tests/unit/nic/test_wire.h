@@ -238,6 +238,18 @@ inline Sge sge_of(std::vector<uint8_t>& buf, uint32_t lkey, uint32_t off = 0, ui
              len ? len : static_cast<uint32_t>(buf.size() - off), lkey};
 }
 
+// A signaled RDMA WRITE, READ or atomic of all of `local` at the start of `remote`.
+inline SendWr rdma_wr(WrOpcode op, std::vector<uint8_t>& local, MrKeys kl, std::vector<uint8_t>& remote,
+                      MrKeys kr) {
+  SendWr wr;
+  wr.opcode = op;
+  wr.send_flags = kSendSignaled;
+  wr.sgl = {sge_of(local, kl.lkey)};
+  wr.remote_addr = reinterpret_cast<uint64_t>(remote.data());
+  wr.rkey = kr.rkey;
+  return wr;
+}
+
 inline std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 7 + (i >> 8));

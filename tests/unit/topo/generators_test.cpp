@@ -135,5 +135,5 @@ TEST_CASE("generators: bad parameters of each generator name the path, value and
         "fabric.topology.hosts_per_leaf: is not a key of type \"fat_tree\"");
   CHECK(errors(topo_of({{"type", "star"}, {"radix", 2}})).find("fabric.topology.radix: unknown key") == 0);
   CHECK(errors(json{{"topology", {{"type", "star"}}}, {"routing", "ospf"}}) ==
-        "fabric.routing: \"ospf\" is not a routing algorithm; expected \"min_hop\", \"up_down\" or \"ftree\"");
+        "fabric.routing: \"ospf\" is not a routing algorithm; expected \"min_hop\", \"up_down\", \"ftree\" or \"adaptive\"");
 }

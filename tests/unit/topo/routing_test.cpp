@@ -380,3 +380,31 @@ TEST_CASE("routing: a fat tree's equal-cost sets are stored once per distinct se
   // to the 112 hosts outside its pod: 32*124 + 32*112 = 7552.
   CHECK(four == 7552);
 }
+
+TEST_CASE("routing: adaptive keeps every up*/down* equal-cost link, on IB and RoCE, and sets up switches and NICs") {
+  for (const char* ll : {"ib", "roce"}) {
+    CAPTURE(ll);
+    const json topo = {{"type", "fat_tree"}, {"k", 4}};
+    const topo::FabricSpec ar = topo::parse_fabric(json{{"link_layer", ll}, {"routing", "adaptive"}, {"topology", topo}});
+    const topo::FabricSpec ud = topo::parse_fabric(json{{"link_layer", ll}, {"routing", "up_down"}, {"topology", topo}});
+    REQUIRE(ar.routing == topo::Routing::Adaptive);
+    const topo::RouteTable rt = topo::compute_routes(ar);
+    // The switches choose per packet, so the table is the whole up*/down* sets (no LFT
+    // reduction on IB): an edge switch has k/2 = 2 uplinks towards any NIC of another pod.
+    CHECK(!rt.one_link);
+    CHECK(rt.links() == topo::compute_routes(ud).equal_cost);
+    CHECK(rt.links()[0][ar.nics.size() - 1].size() == 2);
+    CHECK(!has_cycle(dependencies(ar, rt)));  // up*/down*: deadlock-free under PFC or credits
+    for (const net::SwitchConfig& sc : ar.switches) CHECK(sc.adaptive_routing);
+    for (const net::SwitchConfig& sc : ud.switches) CHECK(!sc.adaptive_routing);
+    // The NICs keep out-of-order packets without NACKing them.
+    for (const topo::NicSpec& n : ar.nics) {
+      CHECK(n.nic.hca.loss_recovery.mode == nic::LossRecovery::Irn);
+      CHECK(!n.nic.hca.loss_recovery.nack_gaps);
+    }
+  }
+  // iWARP's TCP would take the reordering for loss.
+  CHECK_THROWS_AS(topo::parse_fabric(json{{"link_layer", "iwarp"}, {"routing", "adaptive"},
+                                          {"topology", {{"type", "fat_tree"}, {"k", 4}}}}),
+                  topo::ConfigError);
+}
