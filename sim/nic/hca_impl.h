@@ -171,6 +171,10 @@ struct SendWqe {
   // (irn_reread_at: the response PSN it was asked from; PSNs are 24-bit, so ~0u is none).
   bool irn_reread = false;
   uint32_t irn_reread_at = ~0u;
+  // IRN without nack_gaps (a fabric that reorders): READ responses placed beyond
+  // resp_received, by response packet index -> its payload bytes; resp_received takes them
+  // in when the gap before them fills.
+  std::map<uint32_t, uint32_t> read_ahead;
   uint32_t last_psn() const { return psn_add(first_psn, npsn - 1); }
   // BIND_MW / LOCAL_INV: executed by the NIC when the requester reaches them; no packets.
   bool is_local_op() const {
@@ -471,6 +475,10 @@ struct Hca::Impl {
   void irn_on_timeout(Qp& qp);
   void irn_on_acked(Qp& qp);     // acked_psn moved: forget SACKs, maybe leave recovery
   void irn_on_read_gap(Qp& qp, SendWqe& w, uint32_t expected);
+  // Without nack_gaps: places READ response `p` of WQE `i` beyond the gap (false: the WQE
+  // failed); read_catch_up then moves resp_received over what is placed after it.
+  bool irn_read_ahead(Qp& qp, size_t i, const RdmaPacket& p);
+  void irn_read_catch_up(Qp& qp, SendWqe& w);
   void irn_clear(Qp& qp);        // go-back-N after all (RNR), or the QP's error (reset_qp starts afresh)
   // Responder: a request packet; out-of-order ones are held and NACKed, in-order ones run
   // (handle_request) with any held ones they make in order.

@@ -22,6 +22,8 @@
 // An RNR NAK falls back to go-back-N from its PSN (the responder drops what it kept).
 // Without nack_gaps (a fabric that reorders: adaptive routing) a packet after a gap is kept
 // and not NACKed; the gap is expected to fill, and only the requester's timeout resends.
+// READ responses after a gap are placed at once (irn_read_ahead) instead of asking for the
+// rest again; the READ completes when its last gap fills.
 #include "sim/nic/hca_impl.h"
 
 namespace rdmasim::nic {
@@ -169,6 +171,29 @@ void Hca::Impl::irn_on_read_gap(Qp& qp, SendWqe& w, uint32_t expected) {
   w.irn_reread = true;
   counters.out_of_sequence++;
   kick(qp);
+}
+
+bool Hca::Impl::irn_read_ahead(Qp& qp, size_t i, const RdmaPacket& p) {
+  SendWqe& w = qp.sq[i];
+  const auto k = static_cast<uint32_t>(psn_diff(p.bth.psn, w.first_psn));
+  if (w.read_ahead.count(k)) return true;  // a re-read's copy of a placed response
+  if (!scatter(qp.init.pd, w.wr.sgl, k * qp.mtu, p.payload_data(), p.payload_len)) {
+    fail_wqe(qp, i, WcStatus::LocProtErr);
+    return false;
+  }
+  pcie_placed(qp.qpn, p.payload_len);
+  w.read_ahead.emplace(k, p.payload_len);
+  counters.out_of_sequence++;
+  return true;
+}
+
+void Hca::Impl::irn_read_catch_up(Qp& qp, SendWqe& w) {
+  for (auto it = w.read_ahead.begin(); it != w.read_ahead.end();) {
+    const uint32_t next = w.resp_received / qp.mtu;
+    if (it->first > next) break;
+    if (it->first == next) w.resp_received += it->second;
+    it = w.read_ahead.erase(it);  // below next: taken in already
+  }
 }
 
 void Hca::Impl::irn_clear(Qp& qp) {

@@ -383,20 +383,30 @@ void Hca::Impl::handle_response(Qp& qp, RdmaPacket& p) {
     // Only the next expected response packet is accepted; others wait for a re-read (IRN
     // asks for it at once).
     const uint32_t expected = psn_add(w.first_psn, w.resp_received / qp.mtu);
+    const bool reorder = irn(qp) && !config.loss_recovery.nack_gaps;
     if (psn != expected) {
-      if (irn(qp) && psn_diff(psn, expected) > 0) irn_on_read_gap(qp, w, expected);
-      return;
+      if (reorder && psn_diff(psn, expected) > 0) {
+        if (!irn_read_ahead(qp, i, p)) return;
+      } else {
+        if (irn(qp) && psn_diff(psn, expected) > 0) irn_on_read_gap(qp, w, expected);
+        return;
+      }
+    } else {
+      if (!scatter(qp.init.pd, w.wr.sgl, w.resp_received, p.payload_data(), p.payload_len)) {
+        fail_wqe(qp, i, WcStatus::LocProtErr);
+        return;
+      }
+      pcie_placed(qp.qpn, p.payload_len);
+      w.resp_received += p.payload_len;
+      if (reorder) irn_read_catch_up(qp, w);
     }
-    if (!scatter(qp.init.pd, w.wr.sgl, w.resp_received, p.payload_data(), p.payload_len)) {
-      fail_wqe(qp, i, WcStatus::LocProtErr);
-      return;
-    }
-    pcie_placed(qp.qpn, p.payload_len);
-    w.resp_received += p.payload_len;
     progress = true;
-    if (op.ends_message()) {
+    if (psn == expected && op.ends_message()) {
       w.done = true;
       ack_upto(qp, psn);
+    } else if (reorder && w.read_ahead.empty() && w.resp_received == w.length) {
+      w.done = true;  // the last gap filled
+      ack_upto(qp, w.last_psn());
     }
   } else if (op.op == ibta::Op::AtomicAck) {
     progress = ack_upto(qp, psn_add(psn, -1));
