@@ -33,10 +33,11 @@ struct LossRecoveryConfig {
   Time rto_high = us(320);
   uint32_t rto_low_packets = 3; // N: RTO_low while at most N packets are in flight
   uint32_t bdp_packets = 0;     // BDP-FC: at most this many PSNs in flight (0: no cap)
-  // IRN's responder NACKs every packet after a gap. On a fabric that reorders (adaptive
-  // routing) a gap is not a loss: with nack_gaps false the packet is kept without a NACK,
-  // the gap's packets arrive later, and only a packet really lost is resent, by the
-  // requester's timeout.
+  // IRN's responder NACKs every packet after a gap, and its requester asks for the rest of
+  // a READ at a gap in the responses. On a fabric that reorders (adaptive routing) a gap is
+  // not a loss: with nack_gaps false (IRN only) the packet is kept without a NACK and a READ
+  // response after a gap is placed where it belongs; the gap's packets arrive later, and
+  // only a packet really lost is resent, by the requester's timeout.
   bool nack_gaps = true;
 };
 
