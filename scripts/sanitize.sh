@@ -8,6 +8,11 @@
 # (LD_PRELOAD: the tools themselves are not instrumented, the libraries they load are).
 # Any sanitizer report fails the run (halt_on_error, and the log is grepped as well).
 #
+# With RDMASIM_SANITIZE_DAEMON=1 the daemon (the rdmasim binary, which serves every run
+# below) is built in build-asan too and runs instrumented; reports of every process then
+# go to files (log_path), which are checked after each run. Off by default: it builds
+# the whole simulator a second time.
+#
 # usage: scripts/sanitize.sh            (after scripts/build.sh; build-asan made if missing)
 # Not part of `meson test`: the second build costs what the first does (see README.md).
 set -uo pipefail
@@ -19,21 +24,32 @@ asan=build-asan
 progs=(verify_abi verify_args verify_status verify_resize verify_dm verify_odp verify_xrc verify_xrc_shared verify_ops verify_mw rdmacm_cases)
 targets=(lib/verbs/libibverbs.so.1.14.44 lib/rdmacm/librdmacm.so.1.3.44)
 for p in "${progs[@]}"; do targets+=("tests/integration/$p"); done
+daemon_too=${RDMASIM_SANITIZE_DAEMON:-0}
+[ "$daemon_too" = 1 ] && targets+=(apps/rdmasim/rdmasim)
 nice -n 5 ninja -C "$asan" "${targets[@]}" || exit 1
 [ -x build/apps/rdmasim/rdmasim ] || { echo "build/ first (scripts/build.sh)"; exit 1; }
 rdmasim=$root/build/apps/rdmasim/rdmasim
+[ "$daemon_too" = 1 ] && rdmasim=$root/$asan/apps/rdmasim/rdmasim
 export RDMASIM_LIBDIR=$root/$asan/lib/verbs:$root/$asan/lib/rdmacm
 preload=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=0:abort_on_error=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+reports=$(mktemp -d /tmp/rdmasim-sanitize-reports.XXXXXX)
+if [ "$daemon_too" = 1 ]; then  # the daemon's stderr is not the tools' log: reports to files
+  ASAN_OPTIONS+=:log_path=$reports/asan
+  UBSAN_OPTIONS+=:log_path=$reports/ubsan
+fi
 log=$(mktemp /tmp/rdmasim-sanitize.XXXXXX)
 fail=0
 run() {  # name, command...
   local name=$1; shift
-  if "$@" >"$log" 2>&1 && ! grep -Eq "ERROR: AddressSanitizer|runtime error:|UndefinedBehaviorSanitizer" "$log"; then
+  if "$@" >"$log" 2>&1 && ! grep -Eq "ERROR: AddressSanitizer|runtime error:|UndefinedBehaviorSanitizer" "$log" &&
+     [ -z "$(ls -A "$reports")" ]; then
     echo "ok: $name"
   else
-    echo "FAIL: $name"; tail -40 "$log"; fail=1
+    echo "FAIL: $name"; tail -40 "$log"
+    for r in "$reports"/*; do [ -f "$r" ] && { echo "== $r"; head -60 "$r"; rm -f "$r"; }; done
+    fail=1
   fi
 }
 port=19700
@@ -62,6 +78,6 @@ for fabric in roce ib; do
   run "cmtime $fabric" env RDMACM_SERVER_STAYS=1 tests/integration/rdmacm_pair.sh "$rdmasim" "$cfg" -- \
     env LD_PRELOAD="$preload" cmtime -c 10 -- env LD_PRELOAD="$preload" cmtime -s 127.0.1.1 -c 10
 done
-rm -f "$log"
+rm -f "$log"; rm -rf "$reports"
 [ $fail = 0 ] && echo "sanitize: zero reports" || echo "sanitize: FAILED"
 exit $fail
