@@ -105,6 +105,7 @@ class CmAgent {
       uint16_t lport = 0, rport = 0;
       uint32_t iss = 0, irs = 0, snd_nxt = 0, rcv_nxt = 0;
       bool synced = false;  // the SYN-ACK came (active) / the Request came (passive)
+      bool last_ack = false;  // our FIN went after the peer's (TCP's LAST-ACK)
       uint32_t qpn = 0;
     } tcp;
     std::vector<uint8_t> mpa_private;
@@ -192,9 +193,16 @@ class CmAgent {
   // local port, peer port): ISS and IRS.
   std::map<std::tuple<size_t, size_t, uint16_t, uint16_t>, std::pair<uint32_t, uint32_t>> iw_half_open_;
   // iWARP: connections whose id was destroyed after its FIN went (iw_cm's destroy in
-  // CLOSING does not abort): the sequence number after our FIN, until the peer's FIN (ACKed)
-  // or RST ends it. Same key as iw_half_open_.
-  std::map<std::tuple<size_t, size_t, uint16_t, uint16_t>, uint32_t> iw_closing_;
+  // CLOSING does not abort; the endpoint finishes the close without the id). `seq` is the
+  // sequence number after our FIN. Waiting for the peer's FIN (FIN-WAIT), the FIN is ACKed
+  // and ends it; after the peer's FIN (`peer_fin`, LAST-ACK), the ACK of our FIN ends it
+  // and a repeated peer FIN gets our FIN again; a RST ends either. Same key as
+  // iw_half_open_.
+  struct Closing {
+    uint32_t seq = 0;
+    bool peer_fin = false;
+  };
+  std::map<std::tuple<size_t, size_t, uint16_t, uint16_t>, Closing> iw_closing_;
   uint32_t iss_count_ = 0;
   CmCounters counters_;
   std::function<void(uint32_t client)> on_event_;

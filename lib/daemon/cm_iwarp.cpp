@@ -191,10 +191,23 @@ void CmAgent::on_iw(size_t nic, const Seg& s) {
   if (k == Key{}) {
     if (s.mpa == Seg::Mpa::Request) return iw_on_request(nic, from, s);
     if (auto c = iw_closing_.find({nic, from, s.local_port, s.peer_port}); c != iw_closing_.end()) {
-      // Our FIN went before the id was destroyed: the peer's FIN is ACKed (TIME-WAIT), a
-      // RST just ends it; anything else (the peer's last data, ACKs) is absorbed.
-      if (s.flags & nic::kTcpFin) iw_transmit(nic, from, answer(s, nic::kTcpAck, c->second, s.seq + s.len() + 1));
-      if (s.flags & (nic::kTcpFin | nic::kTcpRst)) iw_closing_.erase(c);
+      // Our FIN went before the id was destroyed. A RST ends it. Waiting for the peer's FIN,
+      // that FIN is ACKed and ends it (TIME-WAIT). After the peer's FIN (LAST-ACK), the ACK
+      // of our FIN ends it and a repeated FIN (ours was lost) gets ours again. Anything
+      // else (the peer's last data, ACKs) is absorbed.
+      const Closing cl = c->second;
+      if (s.flags & nic::kTcpRst) {
+        iw_closing_.erase(c);
+      } else if (!cl.peer_fin) {
+        if (s.flags & nic::kTcpFin) {
+          iw_transmit(nic, from, answer(s, nic::kTcpAck, cl.seq, s.seq + s.len() + 1));
+          iw_closing_.erase(c);
+        }
+      } else if (s.flags & nic::kTcpFin) {
+        iw_transmit(nic, from, answer(s, nic::kTcpFin | nic::kTcpAck, cl.seq - 1, s.seq + s.len() + 1));
+      } else if ((s.flags & nic::kTcpAck) && s.ack == cl.seq) {
+        iw_closing_.erase(c);
+      }
       return;
     }
     if (s.flags & nic::kTcpRst) {
@@ -226,7 +239,9 @@ void CmAgent::on_iw(size_t nic, const Seg& s) {
   }
   if (s.mpa == Seg::Mpa::Reply) return iw_on_reply(k, id, s);
   if (s.flags & nic::kTcpFin) return iw_on_fin(k, id, s);
-  // A pure ACK (of our Request or Reply): TCP's business, nothing for the CM.
+  // The ACK of the FIN that answered the peer's: the close is complete.
+  if (id.tcp.last_ack && (s.flags & nic::kTcpAck) && s.ack == iw_sync(id) + 1) id.tcp.last_ack = false;
+  // Any other pure ACK (of our Request or Reply): TCP's business, nothing for the CM.
 }
 
 CmAgent::Key CmAgent::iw_listener(size_t nic, uint16_t port) const {
@@ -362,6 +377,7 @@ int CmAgent::iw_disconnect(Key k, Id& id) {
       return 0;
     case State::DreqRcvd:
       id.state = State::Disconnected;
+      id.tcp.last_ack = true;
       iw_send(k, id, iw_segment(id, nic::kTcpFin | nic::kTcpAck, iw_sync(id)), false);
       return 0;
     case State::DreqSent:
@@ -429,10 +445,16 @@ void CmAgent::iw_leave(Id& id) {
     case State::DreqSent:
       // rdma_disconnect already sent our FIN: iw_cm's destroy in CLOSING does not abort,
       // the close completes without the id when the peer's FIN comes.
-      if (id.tcp.lport) iw_closing_[{id.nic, id.peer_nic, id.tcp.lport, id.tcp.rport}] = iw_sync(id) + 1;
+      if (id.tcp.lport) iw_closing_[{id.nic, id.peer_nic, id.tcp.lport, id.tcp.rport}] = {iw_sync(id) + 1, false};
       break;
-    case State::DreqRcvd:  // the peer closed: our FIN completes the close
+    case State::DreqRcvd:  // the peer closed: our FIN completes the close, once it is ACKed
       iw_transmit(id.nic, id.peer_nic, iw_segment(id, nic::kTcpFin | nic::kTcpAck, iw_sync(id)));
+      if (id.tcp.lport) iw_closing_[{id.nic, id.peer_nic, id.tcp.lport, id.tcp.rport}] = {iw_sync(id) + 1, true};
+      break;
+    case State::Disconnected:
+      // Both FINs went; ours answered the peer's (LAST-ACK): the ACK of ours may still come.
+      if (id.tcp.last_ack && id.tcp.lport)
+        iw_closing_[{id.nic, id.peer_nic, id.tcp.lport, id.tcp.rport}] = {iw_sync(id) + 1, true};
       break;
     default:
       break;
