@@ -16,9 +16,10 @@
 // repeated SYN gets the SYN-ACK again, a repeated Request the Reply again. The QPs' TCP
 // connections continue the CM's sequence numbers (nic::Hca::iwarp_bind_stream).
 // rdma_disconnect sends a FIN (resent until the peer's FIN answers it); a destroyed id or a
-// departing client aborts with a RST, unless its FIN already went (then the peer's FIN is
-// ACKed without the id, as the kernel's iw_cm leaves a closing endpoint to finish). Both
-// give the peer DISCONNECTED. Statuses are the
+// departing client aborts with a RST, unless its FIN already went (then the close finishes
+// without the id, as the kernel's iw_cm leaves a closing endpoint to finish: the peer's FIN
+// is ACKed, or, when ours answered the peer's, the ACK of ours is taken in). Both give the
+// peer DISCONNECTED. Statuses are the
 // kernel cma_iw_handler's: -ECONNREFUSED and -ECONNRESET -> REJECTED, -ETIMEDOUT ->
 // UNREACHABLE. UD has no iWARP connection: rdma_connect says EOPNOTSUPP.
 #include <arpa/inet.h>
