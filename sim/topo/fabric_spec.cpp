@@ -53,6 +53,30 @@ void use_adaptive_routing(FabricSpec& spec) {
   }
 }
 
+// Adaptive routing sets every NIC's loss recovery itself; one written in the config that
+// takes a gap for a loss (go-back-N, or IRN with its NACK on a gap) contradicts it.
+void refuse_ordered_recovery(ConfigReader& r, const json& nic, const std::string& path) {
+  if (!nic.is_object() || !nic.contains("loss_recovery")) return;
+  const json& lr = nic["loss_recovery"];
+  const json mode = lr.is_object() ? lr.value("mode", json("irn")) : lr;
+  const bool nacks = lr.is_object() && lr.value("nack_gaps", json(false)) == json(true);
+  if (mode == json("go_back_n") || nacks)
+    r.error(join(path, "loss_recovery"), lr, "takes reordering for loss, and routing \"adaptive\" reorders",
+            "\"irn\" without \"nack_gaps\": true, or no \"loss_recovery\" (adaptive routing makes every "
+            "NIC IRN with \"nack_gaps\": false)");
+}
+
+void refuse_ordered_recoveries(ConfigReader& r, const json& config, const std::string& root) {
+  if (config.contains("nic")) refuse_ordered_recovery(r, config["nic"], join(root, "nic"));
+  if (!config.contains("hosts") || !config["hosts"].is_array()) return;
+  for (size_t h = 0; h < config["hosts"].size(); ++h) {
+    const json& host = config["hosts"][h];
+    if (!host.is_object() || !host.contains("nics") || !host["nics"].is_array()) continue;
+    for (size_t i = 0; i < host["nics"].size(); ++i)
+      refuse_ordered_recovery(r, host["nics"][i], index(join(index(join(root, "hosts"), h), "nics"), i));
+  }
+}
+
 Routing read_routing(ConfigReader& r, const json& config, const std::string& root,
                      net::LinkLayer ll) {
   const std::string def = ll == net::LinkLayer::InfiniBand ? "up_down" : "min_hop";
@@ -375,7 +399,10 @@ FabricSpec parse_fabric(const json& config_in) {
   read_link_overrides(r, config, root, link_names, spec.links);
   if (config.contains("observe")) read_observe(r, config["observe"], join(root, "observe"), spec);
   spec.routing = read_routing(r, config, root, spec.link_layer);
-  if (spec.routing == Routing::Adaptive) use_adaptive_routing(spec);
+  if (spec.routing == Routing::Adaptive) {
+    refuse_ordered_recoveries(r, config, root);
+    use_adaptive_routing(spec);
+  }
   for (size_t i = 0; i < spec.nics.size(); ++i) {
     if (spec.nic_link[i] < 0)
       r.error(hosts_path, "NIC " + spec.nics[i].nic.host + "/" + spec.nics[i].nic.device +

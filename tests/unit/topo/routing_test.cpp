@@ -408,3 +408,39 @@ TEST_CASE("routing: adaptive keeps every up*/down* equal-cost link, on IB and Ro
                                           {"topology", {{"type", "fat_tree"}, {"k", 4}}}}),
                   topo::ConfigError);
 }
+
+TEST_CASE("routing: adaptive refuses a loss recovery written to take a gap for a loss") {
+  const json topo = {{"type", "fat_tree"}, {"k", 4}};
+  auto with_nic = [&](const json& lr) {
+    return json{{"link_layer", "roce"}, {"routing", "adaptive"}, {"topology", topo}, {"nic", {{"loss_recovery", lr}}}};
+  };
+  // Go-back-N NAKs the first packet after a gap and resends from there; IRN with its NACK on
+  // a gap resends what a reorder delays: both contradict a fabric that reorders by design.
+  for (const json& lr : {json("go_back_n"), json{{"mode", "go_back_n"}}, json{{"mode", "irn"}, {"nack_gaps", true}}}) {
+    CAPTURE(lr.dump());
+    try {
+      topo::parse_fabric(with_nic(lr));
+      FAIL("accepted");
+    } catch (const topo::ConfigError& e) {
+      CHECK(std::string(e.what()).find("fabric.nic.loss_recovery") != std::string::npos);
+    }
+  }
+  // IRN as written (its own timers kept) is what adaptive routing needs, without the NACK.
+  const topo::FabricSpec ok = topo::parse_fabric(with_nic(json{{"mode", "irn"}, {"rto_low_us", 50}}));
+  for (const topo::NicSpec& n : ok.nics) {
+    CHECK(n.nic.hca.loss_recovery.mode == nic::LossRecovery::Irn);
+    CHECK(!n.nic.hca.loss_recovery.nack_gaps);
+  }
+  // A host's own NIC entry is checked too.
+  const json hosts = json::parse(R"({"link_layer": "roce", "routing": "adaptive",
+    "hosts": [{"name": "a", "ip": "127.0.1.1", "nics": [{"name": "mlx5_0", "loss_recovery": "go_back_n"}]},
+              {"name": "b", "ip": "127.0.1.2"}],
+    "switches": [{"name": "sw"}],
+    "links": [{"a": "a", "b": "sw"}, {"a": "b", "b": "sw"}]})");
+  try {
+    topo::parse_fabric(hosts);
+    FAIL("accepted");
+  } catch (const topo::ConfigError& e) {
+    CHECK(std::string(e.what()).find("fabric.hosts[0].nics[0].loss_recovery") != std::string::npos);
+  }
+}
