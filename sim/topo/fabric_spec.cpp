@@ -53,28 +53,16 @@ void use_adaptive_routing(FabricSpec& spec) {
   }
 }
 
-// Adaptive routing sets every NIC's loss recovery itself; one written in the config that
-// takes a gap for a loss (go-back-N, or IRN with its NACK on a gap) contradicts it.
-void refuse_ordered_recovery(ConfigReader& r, const json& nic, const std::string& path) {
-  if (!nic.is_object() || !nic.contains("loss_recovery")) return;
-  const json& lr = nic["loss_recovery"];
+// A "loss_recovery" written in the config (`lr`, at `path`) that takes a gap for a loss
+// (go-back-N, or IRN with its NACK on a gap) contradicts adaptive routing, which sets every
+// NIC's loss recovery itself.
+void refuse_ordered_recovery(ConfigReader& r, const json& lr, const std::string& path) {
   const json mode = lr.is_object() ? lr.value("mode", json("irn")) : lr;
   const bool nacks = lr.is_object() && lr.value("nack_gaps", json(false)) == json(true);
   if (mode == json("go_back_n") || nacks)
-    r.error(join(path, "loss_recovery"), lr, "takes reordering for loss, and routing \"adaptive\" reorders",
+    r.error(path, lr, "takes reordering for loss, and routing \"adaptive\" reorders",
             "\"irn\" without \"nack_gaps\": true, or no \"loss_recovery\" (adaptive routing makes every "
             "NIC IRN with \"nack_gaps\": false)");
-}
-
-void refuse_ordered_recoveries(ConfigReader& r, const json& config, const std::string& root) {
-  if (config.contains("nic")) refuse_ordered_recovery(r, config["nic"], join(root, "nic"));
-  if (!config.contains("hosts") || !config["hosts"].is_array()) return;
-  for (size_t h = 0; h < config["hosts"].size(); ++h) {
-    const json& host = config["hosts"][h];
-    if (!host.is_object() || !host.contains("nics") || !host["nics"].is_array()) continue;
-    for (size_t i = 0; i < host["nics"].size(); ++i)
-      refuse_ordered_recovery(r, host["nics"][i], index(join(index(join(root, "hosts"), h), "nics"), i));
-  }
 }
 
 Routing read_routing(ConfigReader& r, const json& config, const std::string& root,
@@ -239,8 +227,15 @@ FabricSpec parse_fabric(const json& config_in) {
     nic_defaults.iwarp = true;
   }
   if (ib) nic_defaults.vls = net::default_ib_vls();
-  if (config.contains("nic") && r.object(config["nic"], join(root, "nic"), {RDMASIM_NIC_KEYS}))
+  // Each "loss_recovery" as written, with its path: adaptive routing (read later) checks them.
+  std::vector<std::pair<std::string, json>> recoveries;
+  auto note_recovery = [&recoveries](const json& nic, const std::string& path) {
+    if (nic.contains("loss_recovery")) recoveries.emplace_back(join(path, "loss_recovery"), nic["loss_recovery"]);
+  };
+  if (config.contains("nic") && r.object(config["nic"], join(root, "nic"), {RDMASIM_NIC_KEYS})) {
     read_nic_params(r, config["nic"], join(root, "nic"), ib, nic_defaults);
+    note_recovery(config["nic"], join(root, "nic"));
+  }
   net::SwitchConfig switch_defaults;
   switch_defaults.ib_vl_buffer_bytes = 128 * 1024;
   if (ib) switch_defaults.egress.ib = net::default_ib_vls();
@@ -290,6 +285,7 @@ FabricSpec parse_fabric(const json& config_in) {
         if (!r.object(nics[i], np, {"name", RDMASIM_NIC_KEYS})) continue;
         NicParams p = nic_defaults;
         read_nic_params(r, nics[i], np, ib, p);
+        note_recovery(nics[i], np);
         if (p.hca.cc.algorithm != nic::CcAlgorithm::None && spec.link_layer != net::LinkLayer::RoCEv2)
           r.error(join(np, "cc.algorithm"), json(nic::cc_algorithm_name(p.hca.cc.algorithm)),
                   "is RoCEv2 congestion control",
@@ -400,7 +396,7 @@ FabricSpec parse_fabric(const json& config_in) {
   if (config.contains("observe")) read_observe(r, config["observe"], join(root, "observe"), spec);
   spec.routing = read_routing(r, config, root, spec.link_layer);
   if (spec.routing == Routing::Adaptive) {
-    refuse_ordered_recoveries(r, config, root);
+    for (const auto& [path, lr] : recoveries) refuse_ordered_recovery(r, lr, path);
     use_adaptive_routing(spec);
   }
   for (size_t i = 0; i < spec.nics.size(); ++i) {
