@@ -162,6 +162,9 @@ class CmAgent {
   int iw_reject(Key k, Id& id, const ipc::CmConnectReq& r);
   int iw_disconnect(Key k, Id& id);
   void iw_leave(Id& id);
+  // The id goes but its close is not finished (our FIN went): iw_closing_ finishes it;
+  // `peer_fin`: ours answered the peer's FIN (LAST-ACK).
+  void iw_linger(Id& id, bool peer_fin);
   void on_iw(size_t nic, const nic::IwarpCmSegment& s);
   // The id listening for iWARP connections to `port` of `nic` (Key{} when none).
   Key iw_listener(size_t nic, uint16_t port) const;

@@ -432,6 +432,10 @@ void CmAgent::iw_on_rst(Key k, Id& id) {
   }
 }
 
+void CmAgent::iw_linger(Id& id, bool peer_fin) {
+  if (id.tcp.lport) iw_closing_[{id.nic, id.peer_nic, id.tcp.lport, id.tcp.rport}] = {iw_sync(id) + 1, peer_fin};
+}
+
 void CmAgent::iw_leave(Id& id) {
   switch (id.state) {
     case State::ReqSent:
@@ -446,16 +450,15 @@ void CmAgent::iw_leave(Id& id) {
     case State::DreqSent:
       // rdma_disconnect already sent our FIN: iw_cm's destroy in CLOSING does not abort,
       // the close completes without the id when the peer's FIN comes.
-      if (id.tcp.lport) iw_closing_[{id.nic, id.peer_nic, id.tcp.lport, id.tcp.rport}] = {iw_sync(id) + 1, false};
+      iw_linger(id, false);
       break;
     case State::DreqRcvd:  // the peer closed: our FIN completes the close, once it is ACKed
       iw_transmit(id.nic, id.peer_nic, iw_segment(id, nic::kTcpFin | nic::kTcpAck, iw_sync(id)));
-      if (id.tcp.lport) iw_closing_[{id.nic, id.peer_nic, id.tcp.lport, id.tcp.rport}] = {iw_sync(id) + 1, true};
+      iw_linger(id, true);
       break;
     case State::Disconnected:
       // Both FINs went; ours answered the peer's (LAST-ACK): the ACK of ours may still come.
-      if (id.tcp.last_ack && id.tcp.lport)
-        iw_closing_[{id.nic, id.peer_nic, id.tcp.lport, id.tcp.rport}] = {iw_sync(id) + 1, true};
+      if (id.tcp.last_ack) iw_linger(id, true);
       break;
     default:
       break;
