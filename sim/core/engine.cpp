@@ -1,6 +1,7 @@
 #include "sim/core/engine.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cassert>
 #include <stdexcept>
 
@@ -80,6 +81,20 @@ bool Engine::step() {
   if (heap_.empty()) return false;
   const HeapEntry e = heap_.top();
   heap_.pop();
+  if (heap_.size() >= kLookaheadDepth) {
+    // Look ahead while this event runs (at scale each event starts with cache misses):
+    // the next event's slot was fetched during the previous step; fetch the object its
+    // callable's first captured word points to (a lambda's `this`, or a boxed callable),
+    // and the slot of the event after it (the smallest of the root's children).
+    const EventSlot& next = slots_[static_cast<uint32_t>(heap_.top().key & kSlotMask)];
+    const void* obj;
+    std::memcpy(&obj, next.storage, sizeof obj);
+    __builtin_prefetch(obj);
+    size_t best = 1;
+    for (size_t i = 2; i <= EventHeap::kArity; ++i)
+      if (EventHeap::earlier(heap_[i], heap_[best])) best = i;
+    __builtin_prefetch(&slots_[static_cast<uint32_t>(heap_[best].key & kSlotMask)]);
+  }
   const uint32_t slot = static_cast<uint32_t>(e.key & kSlotMask);
   EventSlot& s = slots_[slot];
   // The callable runs where it is stored; the slot is freed after it returns (or throws).

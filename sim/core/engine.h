@@ -83,6 +83,10 @@ class Engine {
   static constexpr int kSlotBits = 24;
   static constexpr uint64_t kSlotMask = (1ull << kSlotBits) - 1;
   static constexpr uint64_t kFree = EventSlot::kFree;
+  // From this many pending events on, step() fetches ahead (engine.cpp): below it the
+  // slots and objects stay in cache and the look-ahead only costs (engine_bench at 16
+  // pending: 37 -> 32 M events/s with it on).
+  static constexpr size_t kLookaheadDepth = 4096;
   using HeapEntry = EventHeap::Entry;  // time as uint64_t (a Time >= 0), key
   bool live(const HeapEntry& e) const { return slots_[e.key & kSlotMask].seq == (e.key >> kSlotBits); }
   uint32_t take_slot(Time t);  // throws if t is in the past or no slot is left
