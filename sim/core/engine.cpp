@@ -1,8 +1,8 @@
 #include "sim/core/engine.h"
 
 #include <algorithm>
-#include <cstring>
 #include <cassert>
+#include <cstring>
 #include <stdexcept>
 
 namespace rdmasim {
@@ -86,14 +86,11 @@ bool Engine::step() {
     // the next event's slot was fetched during the previous step; fetch the object its
     // callable's first captured word points to (a lambda's `this`, or a boxed callable),
     // and the slot of the event after it (the smallest of the root's children).
-    const EventSlot& next = slots_[static_cast<uint32_t>(heap_.top().key & kSlotMask)];
+    const EventSlot& next = slots_[heap_.top().key & kSlotMask];
     const void* obj;
     std::memcpy(&obj, next.storage, sizeof obj);
     __builtin_prefetch(obj);
-    size_t best = 1;
-    for (size_t i = 2; i <= EventHeap::kArity; ++i)
-      if (EventHeap::earlier(heap_[i], heap_[best])) best = i;
-    __builtin_prefetch(&slots_[static_cast<uint32_t>(heap_[best].key & kSlotMask)]);
+    __builtin_prefetch(&slots_[heap_.second().key & kSlotMask]);
   }
   const uint32_t slot = static_cast<uint32_t>(e.key & kSlotMask);
   EventSlot& s = slots_[slot];

@@ -30,6 +30,14 @@ class EventHeap {
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
   const Entry& top() const { return at(0); }
+  // The entry that is top() after one pop(): the smallest of the root's children (needs
+  // size() >= 2; unused positions of the group hold kSentinel, which never wins).
+  const Entry& second() const {
+    size_t best = 1;
+    for (size_t c = 2; c <= kArity; ++c)
+      if (earlier(at(c), at(best))) best = c;
+    return at(best);
+  }
   const Entry& operator[](size_t i) const { return at(i); }
 
   void push(Entry e) {
