@@ -7,7 +7,7 @@
 namespace rdmasim::backend {
 
 void Mapping::unmap() {
-  if (base) munmap(base, len);
+  if (base && owned) munmap(base, len);
   base = nullptr;
   len = 0;
 }

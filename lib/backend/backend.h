@@ -18,10 +18,12 @@ namespace rdmasim::backend {
 // What every operation a backend does not override returns.
 inline constexpr int kNotSupported = EOPNOTSUPP;
 
-// A shared-memory region holding a queue's rings; the front end unmaps it on destroy.
+// A shared-memory region holding a queue's rings; the front end unmaps it on destroy. One
+// the daemon's handler lent in place (an in-process run) is not this process's to unmap.
 struct Mapping {
   void* base = nullptr;
   size_t len = 0;
+  bool owned = true;
   void unmap();
 };
 

@@ -10,12 +10,14 @@
 namespace rdmasim::backend {
 namespace {
 
-// Maps the single memfd of a create response and closes every fd that came with it.
-bool take_mapping(int nfds, int* fds, Mapping& m) {
+// Takes the single shared memory of a create response (its memfd mapped, or the mapping
+// lent in its place) and closes every fd that came with it.
+bool take_mapping(int nfds, int* fds, const Mapping* lent, Mapping& m) {
   if (nfds < 1) return false;
-  m.base = map_memfd(fds[0], &m.len, true);
-  for (int i = 0; i < nfds; ++i) close(fds[i]);
-  return m.base != nullptr;
+  const bool ok = map_passed(fds[0], lent[0], &m);
+  for (int i = 0; i < nfds; ++i)
+    if (fds[i] >= 0) close(fds[i]);
+  return ok;
 }
 
 uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -133,18 +135,19 @@ int DaemonBackend::create_comp_channel(ChannelRing* out) {
   ipc::CreateCompChannelReq req{dev_};
   ipc::CreateCompChannelResp resp{};
   int fds[2] = {-1, -1};
+  Mapping lent[2];
   int nfds = 0;
   if (int rc = client_.call(ipc::Op::CreateCompChannel, &req, sizeof req, &resp, sizeof resp,
-                            fds, 2, &nfds))
+                            fds, 2, &nfds, lent))
     return rc;
   if (nfds < 2) {
     for (int i = 0; i < nfds; ++i) close(fds[i]);
     destroy(ipc::Op::DestroyCompChannel, resp.handle);
     return EPROTO;
   }
-  out->map.base = map_memfd(fds[0], &out->map.len, true);
-  close(fds[0]);
-  if (!out->map.base ||
+  const bool mapped = map_passed(fds[0], lent[0], &out->map);
+  if (fds[0] >= 0) close(fds[0]);
+  if (!mapped ||
       ipc::RingView<ipc::CompEvent>::bytes_for(resp.ring_size) > out->map.len) {
     close(fds[1]);
     out->map.unmap();
@@ -162,9 +165,9 @@ int DaemonBackend::destroy_comp_channel(uint32_t handle) {
 }
 
 namespace {
-// Maps a CQ memfd of a CreateCq/ResizeCq reply, checking the layout against its size.
-bool take_cq(int nfds, int* fds, const ipc::CreateCqResp& resp, CqRing* out) {
-  if (!take_mapping(nfds, fds, out->map) ||
+// Takes the CQ memory of a CreateCq/ResizeCq reply, checking the layout against its size.
+bool take_cq(int nfds, int* fds, const Mapping* lent, const ipc::CreateCqResp& resp, CqRing* out) {
+  if (!take_mapping(nfds, fds, lent, out->map) ||
       resp.control_offset + sizeof(ipc::CqControl) > out->map.len ||
       ipc::RingView<ipc::Cqe>::bytes_for(resp.ring_size) > out->map.len) {
     out->map.unmap();
@@ -183,10 +186,11 @@ int DaemonBackend::create_cq(uint32_t cqe, uint32_t channel, uint32_t comp_vecto
   ipc::CreateCqReq req{dev_, cqe, channel, comp_vector};
   ipc::CreateCqResp resp{};
   int fds[2];
+  Mapping lent[2];
   int nfds = 0;
-  if (int rc = client_.call(ipc::Op::CreateCq, &req, sizeof req, &resp, sizeof resp, fds, 2, &nfds))
+  if (int rc = client_.call(ipc::Op::CreateCq, &req, sizeof req, &resp, sizeof resp, fds, 2, &nfds, lent))
     return rc;
-  if (!take_cq(nfds, fds, resp, out)) {
+  if (!take_cq(nfds, fds, lent, resp, out)) {
     destroy(ipc::Op::DestroyCq, resp.handle);
     return EPROTO;
   }
@@ -197,20 +201,22 @@ int DaemonBackend::resize_cq(uint32_t handle, uint32_t cqe, CqRing* out) {
   ipc::ResizeCqReq req{handle, cqe};
   ipc::CreateCqResp resp{};
   int fds[2];
+  Mapping lent[2];
   int nfds = 0;
-  if (int rc = client_.call(ipc::Op::ResizeCq, &req, sizeof req, &resp, sizeof resp, fds, 2, &nfds))
+  if (int rc = client_.call(ipc::Op::ResizeCq, &req, sizeof req, &resp, sizeof resp, fds, 2, &nfds, lent))
     return rc;
-  return take_cq(nfds, fds, resp, out) ? 0 : EPROTO;
+  return take_cq(nfds, fds, lent, resp, out) ? 0 : EPROTO;
 }
 
 int DaemonBackend::alloc_dm(uint64_t length, uint32_t log_align_req, uint32_t* handle, Mapping* out) {
   ipc::AllocDmReq req{dev_, log_align_req, length};
   ipc::HandleResp resp{};
   int fds[2];
+  Mapping lent[2];
   int nfds = 0;
-  if (int rc = client_.call(ipc::Op::AllocDm, &req, sizeof req, &resp, sizeof resp, fds, 2, &nfds))
+  if (int rc = client_.call(ipc::Op::AllocDm, &req, sizeof req, &resp, sizeof resp, fds, 2, &nfds, lent))
     return rc;
-  if (!take_mapping(nfds, fds, *out) || out->len < length) {
+  if (!take_mapping(nfds, fds, lent, *out) || out->len < length) {
     out->unmap();
     destroy(ipc::Op::FreeDm, resp.handle);
     return EPROTO;
@@ -249,10 +255,11 @@ int DaemonBackend::create_xrc_srq(uint32_t pd, uint32_t xrcd, uint32_t cq, const
 int DaemonBackend::srq_call(const ipc::CreateSrqReq& req, const ibv_srq_attr& want, SrqRing* out) {
   ipc::CreateSrqResp resp{};
   int fds[2];
+  Mapping lent[2];
   int nfds = 0;
-  if (int rc = client_.call(ipc::Op::CreateSrq, &req, sizeof req, &resp, sizeof resp, fds, 2, &nfds))
+  if (int rc = client_.call(ipc::Op::CreateSrq, &req, sizeof req, &resp, sizeof resp, fds, 2, &nfds, lent))
     return rc;
-  if (!take_mapping(nfds, fds, out->map) ||
+  if (!take_mapping(nfds, fds, lent, out->map) ||
       ipc::RingView<ipc::RqWqe>::bytes_for(resp.ring_size) > out->map.len) {
     out->map.unmap();
     destroy(ipc::Op::DestroySrq, resp.handle);
@@ -306,10 +313,11 @@ int DaemonBackend::open_qp(uint32_t xrcd, uint32_t qp_num, QpRings* out) {
 int DaemonBackend::qp_call(ipc::Op op, const void* req, size_t req_len, QpRings* out) {
   ipc::CreateQpResp resp{};
   int fds[2];
+  Mapping lent[2];
   int nfds = 0;
-  if (int rc = client_.call(op, req, req_len, &resp, sizeof resp, fds, 2, &nfds)) return rc;
+  if (int rc = client_.call(op, req, req_len, &resp, sizeof resp, fds, 2, &nfds, lent)) return rc;
   // No receive ring (rq_size 0) with an SRQ and on XRC QPs.
-  const bool ok = take_mapping(nfds, fds, out->map) &&
+  const bool ok = take_mapping(nfds, fds, lent, out->map) &&
                   ipc::RingView<ipc::SqWqe>::bytes_for(resp.sq_size) <= out->map.len &&
                   (resp.rq_size == 0 ||
                    resp.rq_offset + ipc::RingView<ipc::RqWqe>::bytes_for(resp.rq_size) <= out->map.len);

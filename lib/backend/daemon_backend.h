@@ -1,5 +1,6 @@
 // The daemon backend: each operation is one request to the fabric daemon over the process's
-// DaemonClient connection; the queues' rings come back as memfds mapped here.
+// DaemonClient connection; the queues' rings come back as memfds mapped here (in-process:
+// as the handlers' own memory, lent, see Reply::maps).
 #pragma once
 
 #include <memory>

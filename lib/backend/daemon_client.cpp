@@ -92,16 +92,27 @@ void* map_memfd(int fd, size_t* len, bool writable) {
   return p;
 }
 
+bool map_passed(int fd, const Mapping& lent, Mapping* out, bool writable) {
+  if (lent.base) {
+    *out = lent;
+    return true;
+  }
+  out->base = map_memfd(fd, &out->len, writable);
+  out->owned = true;
+  return out->base != nullptr;
+}
+
 Reply::~Reply() {
-  for (int fd : fds) close(fd);
+  for (int fd : fds)
+    if (fd >= 0) close(fd);
 }
 
 DaemonClient::DaemonClient(const std::string& socket_path) { connect_path(socket_path); }
 
 DaemonClient::~DaemonClient() {
   disconnect();
-  if (client_page_) munmap(client_page_, sizeof(ipc::ClientPage));
-  if (global_page_) munmap(const_cast<ipc::GlobalPage*>(global_page_), sizeof(ipc::GlobalPage));
+  client_map_.unmap();
+  global_map_.unmap();
   if (wake_fd_ >= 0) close(wake_fd_);
   if (async_fd_ >= 0) close(async_fd_);
 }
@@ -154,20 +165,23 @@ int DaemonClient::say_hello(const std::string& host) {
   ipc::HelloReq req{};
   strncpy(req.host, host.c_str(), sizeof(req.host) - 1);
   int fds[4] = {-1, -1, -1, -1};
+  Mapping lent[4];
   int nfds = 0;
-  int rc = call(ipc::Op::Hello, &req, sizeof(req), &hello_, sizeof(hello_), fds, 4, &nfds);
+  int rc = call(ipc::Op::Hello, &req, sizeof(req), &hello_, sizeof(hello_), fds, 4, &nfds, lent);
   if (rc != 0) return rc;
   if (nfds < 4) {
     for (int i = 0; i < nfds; ++i) close(fds[i]);
     return EPROTO;
   }
-  client_page_ = static_cast<ipc::ClientPage*>(map_memfd(fds[0], nullptr, true));
-  global_page_ = static_cast<const ipc::GlobalPage*>(map_memfd(fds[1], nullptr, false));
-  close(fds[0]);
-  close(fds[1]);
+  const bool mapped = map_passed(fds[0], lent[0], &client_map_, true) &&
+                      map_passed(fds[1], lent[1], &global_map_, false) &&
+                      client_map_.len >= sizeof(ipc::ClientPage) &&
+                      global_map_.len >= sizeof(ipc::GlobalPage);
+  for (int i : {0, 1})
+    if (fds[i] >= 0) close(fds[i]);
   wake_fd_ = fds[2];
   async_fd_ = fds[3];
-  if (!client_page_ || !global_page_) return EPROTO;
+  if (!mapped) return EPROTO;
   // Yama: let the daemon process_vm_readv/writev our registered memory.
   prctl(PR_SET_PTRACER, static_cast<unsigned long>(hello_.daemon_pid), 0, 0, 0);
   return 0;
@@ -261,15 +275,19 @@ int DaemonClient::call(ipc::Op op, const void* req, size_t req_len, Reply* out) 
 }
 
 int DaemonClient::call(ipc::Op op, const void* req, size_t req_len, void* resp, size_t resp_len,
-                       int* fds, int max_fds, int* nfds) {
+                       int* fds, int max_fds, int* nfds, Mapping* maps) {
   if (nfds) *nfds = 0;
   Reply r;
   if (int rc = call(op, req, req_len, &r)) return rc;
   if (r.hdr.status != 0) return r.hdr.status;
   int got = 0;
-  for (int fd : r.fds) {
-    if (fds && got < max_fds) fds[got++] = fd;
-    else close(fd);
+  for (size_t i = 0; i < r.fds.size(); ++i) {
+    if (fds && got < max_fds) {
+      if (maps) maps[got] = i < r.maps.size() ? r.maps[i] : Mapping{};
+      fds[got++] = r.fds[i];
+    } else if (r.fds[i] >= 0) {
+      close(r.fds[i]);
+    }
   }
   r.fds.clear();
   if (nfds) *nfds = got;

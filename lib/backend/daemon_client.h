@@ -17,11 +17,14 @@
 namespace rdmasim::backend {
 
 // One message as it arrived: header, body (up to kMaxMsgBytes) and the fds it carried,
-// which the Reply owns and closes.
+// which the Reply owns and closes. An in-process reply may carry shared memory as the
+// handler's own mapping instead of a memfd: at its index, fds holds -1 and maps the mapping
+// (not owned); maps is empty or shorter elsewhere.
 struct Reply {
   ipc::MsgHeader hdr{};
   std::vector<uint8_t> body;
   std::vector<int> fds;
+  std::vector<Mapping> maps;
   Reply() = default;
   Reply(const Reply&) = delete;
   Reply& operator=(const Reply&) = delete;
@@ -62,9 +65,10 @@ class DaemonClient {
 
   // One request/response round trip. Returns 0 or a positive errno (transport failure or
   // the daemon's status). Copies at most resp_len bytes of the body; received fds go to
-  // `fds` (up to max_fds, the rest are closed), their count to *nfds.
+  // `fds` (up to max_fds, the rest are closed), their count to *nfds, and lent mappings
+  // (Reply::maps) to the same places of `maps` when given (map_passed takes either).
   int call(ipc::Op op, const void* req, size_t req_len, void* resp, size_t resp_len,
-           int* fds = nullptr, int max_fds = 0, int* nfds = nullptr);
+           int* fds = nullptr, int max_fds = 0, int* nfds = nullptr, Mapping* maps = nullptr);
   // The same round trip keeping the whole reply (any status, body, fds): 0 or the transport
   // errno; the daemon's status is out->hdr.status.
   // The in-process client (inproc_backend.h) replaces the socket with a simcall here.
@@ -80,9 +84,11 @@ class DaemonClient {
 
   const ipc::HelloResp& hello() const { return hello_; }
   int async_fd() const { return async_fd_; }
-  ipc::ClientPage* client_page() const { return client_page_; }
+  ipc::ClientPage* client_page() const { return static_cast<ipc::ClientPage*>(client_map_.base); }
   // The data path's doorbell on the pages of HELLO.
-  ipc::Doorbell doorbell() const { return {client_page_, global_page_, wake_fd_}; }
+  ipc::Doorbell doorbell() const {
+    return {client_page(), static_cast<const ipc::GlobalPage*>(global_map_.base), wake_fd_};
+  }
 
  protected:
   DaemonClient() = default;
@@ -97,13 +103,15 @@ class DaemonClient {
   int connect_error_ = ENOTCONN;
   uint32_t seq_ = 0;
   ipc::HelloResp hello_{};
-  ipc::ClientPage* client_page_ = nullptr;
-  const ipc::GlobalPage* global_page_ = nullptr;
+  Mapping client_map_, global_map_;  // the pages of HELLO
   int wake_fd_ = -1;
   int async_fd_ = -1;
 };
 
 // Maps a whole memfd read-write (or read-only); nullptr on failure. *len gets its size.
 void* map_memfd(int fd, size_t* len, bool writable = true);
+// The memory a reply passed at one place: the lent mapping when it has one (in-process),
+// else a new mapping of the memfd `fd`. Closes nothing. False when fd does not map.
+bool map_passed(int fd, const Mapping& lent, Mapping* out, bool writable = true);
 
 }  // namespace rdmasim::backend

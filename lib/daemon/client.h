@@ -97,6 +97,9 @@ struct Cq {
   ipc::RingView<ipc::Cqe> ring;
   ipc::CqControl* ctl = nullptr;
   uint32_t prod = 0;
+  // Local rings a resize replaced: the in-process client keeps its view of the old one
+  // until the CQ is destroyed (ibv_resize_cq in lib/verbs), so they stay mapped as long.
+  std::vector<SharedMap> retired;
 };
 
 // An XRC domain this client opened. A domain opened through a file (`shared`) is the one

@@ -48,7 +48,7 @@ int Ops::hello(Client& c, const ipc::HelloReq& r, ipc::HelloResp* out, ReplyFds*
   if (devs.empty()) return ENOENT;  // no such host in this fabric
   if (devs.size() > ipc::kMaxDevices) devs.resize(ipc::kMaxDevices);
 
-  c.page_map = SharedMap::create("rdmasim-client", sizeof(ipc::ClientPage));
+  c.page_map = SharedMap::make(s_.local_maps, "rdmasim-client", sizeof(ipc::ClientPage));
   c.async_efd = eventfd(0, EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC);
   if (!c.page_map.ok() || c.async_efd < 0) return ENOMEM;
   auto* page = new (c.page_map.addr()) ipc::ClientPage();
@@ -65,8 +65,9 @@ int Ops::hello(Client& c, const ipc::HelloReq& r, ipc::HelloResp* out, ReplyFds*
   std::snprintf(out->host_ip, sizeof out->host_ip, "%s", nics[c.devs[0]].ip.c_str());
   std::snprintf(out->fabric_name, sizeof out->fabric_name, "%s", s_.fabric.name().c_str());
   // The page's fd goes to the client only: the daemon's fd count per client stays constant.
-  fds->pass(c.page_map.release_fd());
-  fds->lend(s_.global_ro_fd);
+  fds->pass_map(c.page_map);
+  if (s_.global_page) fds->lend_map(s_.global_page, sizeof(ipc::GlobalPage));
+  else fds->lend(s_.global_ro_fd);
   fds->lend(s_.wake_fd);
   fds->lend(c.async_efd);
   spdlog::info("rdmasim: client {} (pid {}) is host {}", c.id, c.pid, c.host);
@@ -220,13 +221,13 @@ int Ops::create_comp_channel(Client& c, const ipc::CreateCompChannelReq& r,
                              ipc::CreateCompChannelResp* out, ReplyFds* fds) {
   if (r.dev_index >= c.devs.size()) return EINVAL;
   Channel ch;
-  ch.map = SharedMap::create("rdmasim-channel", ipc::RingView<ipc::CompEvent>::bytes_for(kChannelSlots));
+  ch.map = SharedMap::make(s_.local_maps, "rdmasim-channel", ipc::RingView<ipc::CompEvent>::bytes_for(kChannelSlots));
   ch.efd = eventfd(0, EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC);
   if (!ch.map.ok() || ch.efd < 0) return ENOMEM;
   init_ring(static_cast<ipc::RingHeader*>(ch.map.addr()), kChannelSlots, sizeof(ipc::CompEvent));
   ch.ring = ipc::RingView<ipc::CompEvent>(ch.map.addr(), kChannelSlots);
   *out = ipc::CreateCompChannelResp{c.next_handle++, kChannelSlots};
-  fds->pass(ch.map.release_fd());
+  fds->pass_map(ch.map);
   fds->lend(ch.efd);
   c.channels.emplace(out->handle, std::move(ch));
   return 0;

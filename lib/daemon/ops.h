@@ -38,10 +38,28 @@ class ReplyFds {
     fds_.push_back(fd);
     passed_.push_back(fd);
   }
+  // A shared mapping for the client: its memfd passed, or, when the map is local (an
+  // in-process client), the mapping itself in the fd's place (the fd there is -1). A local
+  // mapping stays the handler's: the client neither unmaps nor outlives it.
+  void pass_map(SharedMap& m) {
+    if (m.local()) lend_map(m.addr(), m.size());
+    else pass(m.release_fd());
+  }
+  void lend_map(void* addr, size_t len) {
+    maps_.push_back({fds_.size(), addr, len});
+    fds_.push_back(-1);
+  }
   std::span<const int> fds() const { return fds_; }
+  struct LocalMap {
+    size_t index;  // its place among fds()
+    void* addr;
+    size_t len;
+  };
+  std::span<const LocalMap> local_maps() const { return maps_; }
 
  private:
   std::vector<int> fds_, passed_;
+  std::vector<LocalMap> maps_;
 };
 
 // What a handler produced: the response body's bytes and its fds.
@@ -65,6 +83,11 @@ class Ops {
     std::function<std::string()> counters;  // the Counters JSON text
     std::function<void()> stop;             // Shutdown
     CmAgent& cm;                            // rdma_cm
+    // An in-process run: the clients live in this process, so their shared memory is
+    // plain memory (SharedMap::create_local) and Hello lends `global_page` (this process's
+    // mapping of the global page) in place of global_ro_fd.
+    bool local_maps = false;
+    void* global_page = nullptr;
   };
   explicit Ops(Services s) : s_(std::move(s)) {}
 

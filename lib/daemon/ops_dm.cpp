@@ -19,10 +19,10 @@ int Ops::alloc_dm(Client& c, const ipc::AllocDmReq& r, ipc::HandleResp* out, Rep
     for (const auto& [h, dm] : other->dms)
       if (dm.dev == dev) used += dm.length;
   if (r.length > ipc::kMaxDmSize - used) return ENOMEM;
-  Dm dm{dev, r.length, SharedMap::create("rdmasim-dm", r.length)};
+  Dm dm{dev, r.length, SharedMap::make(s_.local_maps, "rdmasim-dm", r.length)};
   if (!dm.map.ok()) return ENOMEM;
   out->handle = c.next_handle++;
-  fds->pass(dm.map.release_fd());
+  fds->pass_map(dm.map);
   c.dms.emplace(out->handle, std::move(dm));
   return 0;
 }

@@ -11,11 +11,12 @@ namespace rdmasim::daemon {
 
 namespace {
 
-// A CQ's shared memory for `cqe` entries: [RingView<Cqe> of a power of two > cqe][CqControl].
-bool make_cq_memory(uint32_t cqe, Cq* cq, ipc::CreateCqResp* out) {
+// A CQ's shared memory for `cqe` entries: [RingView<Cqe> of a power of two > cqe][CqControl],
+// plain memory when `local` (SharedMap::make).
+bool make_cq_memory(bool local, uint32_t cqe, Cq* cq, ipc::CreateCqResp* out) {
   const uint32_t ring_size = ipc::round_up_pow2(cqe + 1);
   const size_t control_offset = align_up(ipc::RingView<ipc::Cqe>::bytes_for(ring_size), ipc::kCacheLine);
-  cq->map = SharedMap::create("rdmasim-cq", control_offset + sizeof(ipc::CqControl));
+  cq->map = SharedMap::make(local, "rdmasim-cq", control_offset + sizeof(ipc::CqControl));
   if (!cq->map.ok()) return false;
   init_ring(static_cast<ipc::RingHeader*>(cq->map.addr()), ring_size, sizeof(ipc::Cqe));
   cq->ring = ipc::RingView<ipc::Cqe>(cq->map.addr(), ring_size);
@@ -30,10 +31,10 @@ bool make_cq_memory(uint32_t cqe, Cq* cq, ipc::CreateCqResp* out) {
 
 }  // namespace
 
-bool make_qp_memory(uint32_t sq_size, uint32_t rq_size, Qp* qp, ipc::CreateQpResp* out) {
+bool make_qp_memory(bool local, uint32_t sq_size, uint32_t rq_size, Qp* qp, ipc::CreateQpResp* out) {
   const size_t rq_offset = align_up(ipc::RingView<ipc::SqWqe>::bytes_for(sq_size), 4096);
   const size_t total = rq_offset + (rq_size ? ipc::RingView<ipc::RqWqe>::bytes_for(rq_size) : 0);
-  qp->map = SharedMap::create("rdmasim-qp", total);
+  qp->map = SharedMap::make(local, "rdmasim-qp", total);
   if (!qp->map.ok()) return false;
   init_ring(static_cast<ipc::RingHeader*>(qp->map.addr()), sq_size, sizeof(ipc::SqWqe));
   qp->sq = ipc::RingView<ipc::SqWqe>(qp->map.addr(), sq_size);
@@ -62,7 +63,7 @@ int Ops::create_cq(Client& c, const ipc::CreateCqReq& r, ipc::CreateCqResp* out,
   Cq cq;
   cq.dev = dev;
   cq.channel = r.channel;
-  if (!make_cq_memory(r.cqe, &cq, out)) return ENOMEM;
+  if (!make_cq_memory(s_.local_maps, r.cqe, &cq, out)) return ENOMEM;
   const uint32_t handle = c.next_handle++;
   const uint32_t client = c.id;
   EventRouter& router = s_.router;
@@ -70,7 +71,7 @@ int Ops::create_cq(Client& c, const ipc::CreateCqReq& r, ipc::CreateCqResp* out,
   if (int rc = hca(dev).create_cq(r.cqe, sink, &cq.cq)) return rc;
   out->handle = handle;
   s_.router.own(EventRouter::Kind::Cq, dev, cq.cq, client, handle);
-  fds->pass(cq.map.release_fd());
+  fds->pass_map(cq.map);
   c.cqs.emplace(handle, std::move(cq));
   return 0;
 }
@@ -91,7 +92,7 @@ int Ops::resize_cq(Client& c, const ipc::ResizeCqReq& r, ipc::CreateCqResp* out,
   cq.dev = old.dev;
   cq.cq = old.cq;
   cq.channel = old.channel;
-  if (!make_cq_memory(r.cqe, &cq, out)) return ENOMEM;
+  if (!make_cq_memory(s_.local_maps, r.cqe, &cq, out)) return ENOMEM;
   for (uint32_t i = 0; i < unpolled; ++i) {
     ipc::Cqe e = old.ring.slot(cons + i);
     e.seq = i + 1;  // valid at its new index i
@@ -102,7 +103,9 @@ int Ops::resize_cq(Client& c, const ipc::ResizeCqReq& r, ipc::CreateCqResp* out,
   cq.ctl->armed.store(old.ctl->armed.load(std::memory_order_acquire), std::memory_order_release);
   cq.ctl->overrun.store(old.ctl->overrun.load(std::memory_order_acquire), std::memory_order_release);
   out->handle = r.handle;
-  fds->pass(cq.map.release_fd());
+  fds->pass_map(cq.map);
+  cq.retired = std::move(old.retired);
+  if (old.map.local()) cq.retired.push_back(std::move(old.map));
   old = std::move(cq);
   return 0;
 }
@@ -141,7 +144,7 @@ int Ops::create_srq(Client& c, const ipc::CreateSrqReq& r, ipc::CreateSrqResp* o
   granted.max_sge = std::min(granted.max_sge, ipc::kMaxSge);
   const uint32_t ring_size = ipc::round_up_pow2(std::max(granted.max_wr, 1u));
   srq.max_sge = granted.max_sge;
-  srq.map = SharedMap::create("rdmasim-srq", ipc::RingView<ipc::RqWqe>::bytes_for(ring_size));
+  srq.map = SharedMap::make(s_.local_maps, "rdmasim-srq", ipc::RingView<ipc::RqWqe>::bytes_for(ring_size));
   if (!srq.map.ok()) {
     hca(dev).destroy_srq(srq.srqn);
     return ENOMEM;
@@ -154,7 +157,7 @@ int Ops::create_srq(Client& c, const ipc::CreateSrqReq& r, ipc::CreateSrqResp* o
   out->max_sge = granted.max_sge;
   out->ring_size = ring_size;
   s_.router.own(EventRouter::Kind::Srq, dev, srq.srqn, c.id, out->handle);
-  fds->pass(srq.map.release_fd());
+  fds->pass_map(srq.map);
   c.srqs.emplace(out->handle, std::move(srq));
   return 0;
 }
@@ -241,7 +244,7 @@ int Ops::create_qp(Client& c, const ipc::CreateQpReq& r, ipc::CreateQpResp* out,
   const uint32_t sq_size = ipc::round_up_pow2(std::max(g.max_send_wr, 1u));
   const bool no_rq = srq || nic::is_xrc(type);  // receives come from an SRQ
   const uint32_t rq_size = no_rq ? 0 : ipc::round_up_pow2(std::max(g.max_recv_wr, 1u));
-  if (!make_qp_memory(sq_size, rq_size, &qp, out)) {
+  if (!make_qp_memory(s_.local_maps, sq_size, rq_size, &qp, out)) {
     hca(dev).destroy_qp(qp.qpn);
     return ENOMEM;
   }
@@ -263,7 +266,7 @@ int Ops::create_qp(Client& c, const ipc::CreateQpReq& r, ipc::CreateQpResp* out,
   out->cap.max_inline_data = g.max_inline_data;
   s_.router.own(EventRouter::Kind::Qp, dev, qp.qpn, c.id, out->handle);
   if (type == QpType::XrcRecv) xrc_target_refs_[{dev, qp.qpn}] = 1;
-  fds->pass(qp.map.release_fd());
+  fds->pass_map(qp.map);
   c.qps.emplace(out->handle, std::move(qp));
   return 0;
 }

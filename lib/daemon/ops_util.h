@@ -21,8 +21,9 @@ inline void init_ring(ipc::RingHeader* h, uint32_t size, uint32_t slot_bytes) {
 }
 
 // A QP's shared memory: [RingView<SqWqe> of sq_size] at 0, [RingView<RqWqe> of rq_size] at
-// out->rq_offset (none when rq_size is 0). Fills qp's map and rings and out's sizes;
-// false when the memory could not be made (ops_queues.cpp).
-bool make_qp_memory(uint32_t sq_size, uint32_t rq_size, Qp* qp, ipc::CreateQpResp* out);
+// out->rq_offset (none when rq_size is 0), plain memory when `local` (SharedMap::make). Fills
+// qp's map and rings and out's sizes; false when the memory could not be made
+// (ops_queues.cpp).
+bool make_qp_memory(bool local, uint32_t sq_size, uint32_t rq_size, Qp* qp, ipc::CreateQpResp* out);
 
 }  // namespace rdmasim::daemon

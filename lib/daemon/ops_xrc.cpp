@@ -87,12 +87,12 @@ int Ops::open_qp(Client& c, const ipc::OpenQpReq& r, ipc::CreateQpResp* out, Rep
   qp.xrcd = r.xrcd;
   qp.max_send_sge = qp.max_recv_sge = qp.max_inline = 0;
   qp.sq_sig_all = false;
-  if (!make_qp_memory(1, 0, &qp, out)) return ENOMEM;  // a target posts nothing
+  if (!make_qp_memory(s_.local_maps, 1, 0, &qp, out)) return ENOMEM;  // a target posts nothing
   ref->second++;
   out->handle = c.next_handle++;
   out->qp_num = r.qp_num;
   out->cap = {};
-  fds->pass(qp.map.release_fd());
+  fds->pass_map(qp.map);
   c.qps.emplace(out->handle, std::move(qp));
   return 0;
 }

@@ -1,9 +1,11 @@
-// memfd-backed shared mappings.
+// Shared mappings: memfd-backed, or plain memory for a client in this process.
 #include "lib/daemon/shm.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 
 namespace rdmasim::daemon {
@@ -30,22 +32,41 @@ SharedMap SharedMap::create(const std::string& name, size_t len) {
   return m;
 }
 
+SharedMap SharedMap::create_local(size_t len) {
+  SharedMap m;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  len = (len + page - 1) / page * page;
+  if (len == 0) len = page;
+  // From the heap: a study makes one per queue of each of its programs, and a mapping each
+  // (with its unmapping) cost more than the allocations.
+  void* p = std::aligned_alloc(page, len);
+  if (!p) return m;
+  std::memset(p, 0, len);
+  m.addr_ = p;
+  m.len_ = len;
+  m.local_ = true;
+  return m;
+}
+
 SharedMap& SharedMap::operator=(SharedMap&& o) noexcept {
   if (this != &o) {
     reset();
     fd_ = std::exchange(o.fd_, -1);
     addr_ = std::exchange(o.addr_, nullptr);
     len_ = std::exchange(o.len_, 0);
+    local_ = std::exchange(o.local_, false);
   }
   return *this;
 }
 
 void SharedMap::reset() {
-  if (addr_) munmap(addr_, len_);
+  if (addr_ && local_) std::free(addr_);
+  else if (addr_) munmap(addr_, len_);
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
   addr_ = nullptr;
   len_ = 0;
+  local_ = false;
 }
 
 }  // namespace rdmasim::daemon

@@ -105,12 +105,26 @@ int Process::request(ipc::Op op, const void* req, size_t req_len, backend::Reply
     out->hdr.op = op;
     out->hdr.status = rt_.ops_->dispatch(client_, op, {static_cast<const uint8_t*>(req), req_len}, &resp);
     out->body = std::move(resp.body);
+    // Shared memory comes as the handlers' own mappings (Ops::Services::local_maps), in
+    // the place of an fd; they stay the handlers'.
+    const auto maps = resp.fds.local_maps();
+    auto map = maps.begin();
     for (int fd : resp.fds.fds()) {
+      if (fd < 0 && map != maps.end() && map->index == out->fds.size()) {
+        out->maps.resize(out->fds.size());
+        out->maps.push_back({map->addr, map->len, false});
+        out->fds.push_back(-1);
+        ++map;
+        continue;
+      }
       // The daemon's lent fds stay its own and passed ones close with `resp`: the
       // process gets its own descriptors, as SCM_RIGHTS would give it.
       int mine = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-      if (mine < 0) rc = errno;
-      else out->fds.push_back(mine);
+      if (mine < 0) {
+        rc = errno;
+        break;  // the rest would land at the wrong places
+      }
+      out->fds.push_back(mine);
     }
   };
   waiting_in_ = "a control verb";

@@ -62,7 +62,7 @@ Runtime::Runtime(Engine& engine, const topo::Fabric& fabric,
   cm_->set_event_hook([this](uint32_t client) { on_signal(client); });
   ops_ = std::make_unique<daemon::Ops>(daemon::Ops::Services{
       fabric_, hcas_, clients_, router_, global_ro_fd_, wake_fd_,
-      [] { return std::string("{}"); }, [] {}, *cm_});
+      [] { return std::string("{}"); }, [] {}, *cm_, true, global_map_.addr()});
 }
 
 Runtime::~Runtime() {

@@ -40,10 +40,11 @@ JSON
     done
     log=$work/out1/programs.log
     ! grep -q FAIL "$log" || { grep FAIL "$log"; fail "a check failed"; }
-    # Per pair (verbs_ops.c): write 2, read 1, send 2, atomic 3, ud 2, channel 2 checks.
-    want=$(( n / 2 * 12 ))
+    # Per pair (verbs_ops.c): write 2, read 1, send 2, atomic 3, ud 2, channel 2, resize 1,
+    # dm 2 checks.
+    want=$(( n / 2 * 15 ))
     got=$(grep -c '\] ok ' "$log")
-    [ "$got" -eq "$want" ] || fail "$got ok checks, expected $want (12 per pair of $n hosts)"
+    [ "$got" -eq "$want" ] || fail "$got ok checks, expected $want (15 per pair of $n hosts)"
     [ "$(grep -c '\] 0 failures$' "$log")" -eq "$n" ] || fail "not every instance reported 0 failures"
     grep -q "programs: $n instances, $n returned 0, 0 failed" "$work/out1.stdout" || fail "summary"
     for f in programs.log programs.json counters.json flows.json; do

@@ -5,7 +5,8 @@
  * run with this host named). Built against the system <infiniband/verbs.h>.
  *
  * Operations: write, read, send, atomic, ud, channel (a receive awaited with
- * ibv_req_notify_cq + ibv_get_cq_event instead of polling). */
+ * ibv_req_notify_cq + ibv_get_cq_event instead of polling), resize (ibv_resize_cq with
+ * completions not yet polled), dm (device memory written and read back). */
 #include <infiniband/verbs.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -245,6 +246,31 @@ int rdmasim_main(int argc, char **argv) {
       check(ok && bytes_match(c.buf + OFF_CHAN, peer_rank, MSG),
             "channel: ibv_get_cq_event wakes for the receive, which holds the sender's bytes");
     }
+  }
+  if (has(argc, argv, "resize") && active) {
+    /* man ibv_resize_cq: the CQ keeps its completions; three WRITEs complete unpolled (their
+     * round trip is a few us, the compute 20 us), the CQ grows, the three come out in order,
+     * and a WRITE posted after completes on the grown CQ. */
+    int ok = 1;
+    for (int i = 0; i < 3 && ok; i++) ok = post(&c, c.rc, IBV_WR_RDMA_WRITE, OFF_WRITE, 64, &them, OFF_WRITE) == 0;
+    rdmasim_compute(20000);
+    ok = ok && ibv_resize_cq(c.cq, 256) == 0 && c.cq->cqe >= 256;
+    for (int i = 0; i < 3 && ok; i++) ok = poll_one(c.cq, &wc) && wc.opcode == IBV_WC_RDMA_WRITE;
+    ok = ok && post(&c, c.rc, IBV_WR_RDMA_WRITE, OFF_WRITE, 64, &them, OFF_WRITE) == 0 &&
+         poll_one(c.cq, &wc) && wc.opcode == IBV_WC_RDMA_WRITE;
+    check(ok, "resize: ibv_resize_cq keeps 3 unpolled completions; the grown CQ takes the next");
+  }
+  if (has(argc, argv, "dm")) {
+    /* man ibv_alloc_dm: device memory is copied to and from with ibv_memcpy_to/from_dm. */
+    struct ibv_alloc_dm_attr da = {.length = MSG};
+    struct ibv_dm *dm = ibv_alloc_dm(c.dev, &da);
+    uint8_t src[MSG], back[MSG];
+    for (int i = 0; i < MSG; i++) src[i] = pattern(rank, i);
+    memset(back, 0, sizeof back);
+    int ok = dm && ibv_memcpy_to_dm(dm, 0, src, MSG) == 0 &&
+             ibv_memcpy_from_dm(back, dm, 0, MSG) == 0 && bytes_match(back, rank, MSG);
+    if (dm) ibv_free_dm(dm);
+    check(ok, "dm: 4096 B copied into device memory come back intact");
   }
   rdmasim_oob_barrier();
   ibv_destroy_ah(c.ah);
