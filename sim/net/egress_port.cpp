@@ -1,6 +1,7 @@
 #include "sim/net/egress_port.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace rdmasim::net {
 
@@ -92,6 +93,7 @@ uint64_t EgressPort::flush_class(uint8_t cls) {
     if (dequeue_hook_) dequeue_hook_(*p);
     ++n;
   }
+  busy_ &= ~(1u << c);
   return n;
 }
 
@@ -143,6 +145,7 @@ bool EgressPort::enqueue(PacketPtr pkt, bool ignore_limit) {
   queued_bytes_[cls] += pkt->wire_bytes;
   counters_.queue_max_bytes[cls] = std::max(counters_.queue_max_bytes[cls], queued_bytes_[cls]);
   queues_[cls].push_back(std::move(pkt), config_.ingress_round_robin);
+  busy_ |= 1u << cls;
   try_start();
   return true;
 }
@@ -292,11 +295,17 @@ int EgressPort::pick_vl() {
 
 int EgressPort::pick_class(Time* wake) {
   *wake = kTimeNever;
-  for (int c = 0; c < kNumClasses; ++c)
-    if (!queues_[c].empty() && paused(c)) *wake = std::min(*wake, paused_until_[c]);
+  // Only classes with packets can be paused with something to send, or sendable.
+  for (uint32_t m = busy_; m; m &= m - 1) {
+    const int c = std::countr_zero(m);
+    if (paused(static_cast<uint8_t>(c))) *wake = std::min(*wake, paused_until_[c]);
+  }
   if (config_.ib.enabled) return pick_vl();
-  for (int c = kNumClasses - 1; c >= 0; --c) {
+  // Strict priority first: the highest class with weight 0 that may send.
+  for (uint32_t m = busy_; m;) {
+    const int c = 31 - std::countl_zero(m);
     if (config_.dwrr_weights[c] == 0 && sendable(c)) return c;
+    m &= ~(1u << c);
   }
   return pick_dwrr();
 }
@@ -327,6 +336,7 @@ void EgressPort::try_start() {
     q->pop_front();
   } else {
     on_wire_ = queues_[cls_pick].pop_front();
+    if (queues_[cls_pick].empty()) busy_ &= ~(1u << cls_pick);
   }
   if (!q) {
     sample();
