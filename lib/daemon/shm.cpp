@@ -10,11 +10,20 @@
 
 namespace rdmasim::daemon {
 
+namespace {
+size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+// `len` rounded up to whole pages, at least one.
+size_t whole_pages(size_t len) {
+  const size_t page = page_size();
+  len = (len + page - 1) / page * page;
+  return len == 0 ? page : len;
+}
+}  // namespace
+
 SharedMap SharedMap::create(const std::string& name, size_t len) {
   SharedMap m;
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  len = (len + page - 1) / page * page;
-  if (len == 0) len = page;
+  len = whole_pages(len);
   int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
   if (fd < 0) return m;
   if (ftruncate(fd, static_cast<off_t>(len)) != 0) {
@@ -34,12 +43,10 @@ SharedMap SharedMap::create(const std::string& name, size_t len) {
 
 SharedMap SharedMap::create_local(size_t len) {
   SharedMap m;
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  len = (len + page - 1) / page * page;
-  if (len == 0) len = page;
+  len = whole_pages(len);
   // From the heap: a study makes one per queue of each of its programs, and a mapping each
   // (with its unmapping) cost more than the allocations.
-  void* p = std::aligned_alloc(page, len);
+  void* p = std::aligned_alloc(page_size(), len);
   if (!p) return m;
   std::memset(p, 0, len);
   m.addr_ = p;

@@ -57,7 +57,7 @@ constexpr Time tx_time(Rate r, uint64_t bytes) {
 constexpr uint64_t bytes_in(Rate r, Time t) {
   if (t <= 0) return 0;
   const unsigned __int128 num = static_cast<unsigned __int128>(r.bps) * static_cast<uint64_t>(t);
-  return static_cast<uint64_t>(num / (8u * 1'000'000'000'000ull));
+  return static_cast<uint64_t>(num / kBitPs);
 }
 
 }  // namespace rdmasim

@@ -270,7 +270,7 @@ class EgressPort {
   PacketTap* tap_ = nullptr;
   Ring<PacketPtr> control_;                             // PFC frames
   std::array<ClassQueue, kNumClasses> queues_;
-  uint32_t busy_ = 0;  // bit c: queues_[c] is not empty (the arbiters visit only these)
+  uint32_t busy_ = 0;  // bit c: queues_[c] is not empty (pick_class visits only these)
   std::array<uint64_t, kNumClasses> queued_bytes_{};
   std::array<Time, kNumClasses> paused_until_{};
   std::array<uint64_t, kNumClasses> deficit_{};    // DWRR
