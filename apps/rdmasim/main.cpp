@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/rdmasim/commands.h"
+#include "apps/rdmasim/huge_pages.h"
 #include "lib/backend/daemon_client.h"
 #include "lib/daemon/daemon.h"
 #include "lib/daemon/sealed_text.h"
@@ -241,6 +242,8 @@ int main(int argc, char** argv) {
   }
   if (fabric->parsed()) return run_fabric(fa);
   if (exec->parsed()) return run_exec(ea);
+  // A study (a sweep's points are studies) runs on huge pages when the kernel has them.
+  if (study->parsed() || sweep->parsed()) prefer_huge_pages(argv);
   if (study->parsed()) return run_study(sa);
   if (sweep->parsed()) return run_sweep(swa);
   if (compare->parsed()) return run_compare(ca);

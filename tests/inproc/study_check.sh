@@ -7,6 +7,9 @@
 #   exit3, segv, overflow, hang_poll, hang_oob: one instance misbehaves on host "client", one
 #                 returns 0 on "server"; exit 1 and a FAILED line naming the host and why
 #   fibers1024:   misbehave.so "ring" 8 times on each of the 128 hosts of a k=8 fat tree
+#   hugepages:    misbehave.so "tunables" prints the study's GLIBC_TUNABLES: glibc.malloc.hugetlb=1
+#                 added when the kernel has transparent huge pages (apps/rdmasim/huge_pages.h),
+#                 the user's own choice kept, nothing with RDMASIM_HUGE_PAGES=0
 set -u
 rdmasim=$1 ops=$2 mis=$3 case=$4 work=$5
 rm -rf "$work"; mkdir -p "$work"
@@ -88,6 +91,28 @@ JSON
     [ "$(grep -c '^\[0.000001023 host[0-9]*\] read ' "$work/out/programs.log")" -eq 1024 ] ||
       fail "not every line at 1.023 us"
     echo "ok: 1024 fibers"
+    ;;
+  hugepages)
+    cat > "$work/study.json" <<JSON
+{"name": "hugepages", "time_limit_us": 1000,
+ "programs": [{"path": "$mis", "hosts": ["client"], "args": ["tunables"]}]}
+JSON
+    mode=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
+    expect() {  # expect WHAT ENV...: the program printed GLIBC_TUNABLES=WHAT
+      env -u GLIBC_TUNABLES -u RDMASIM_HUGE_PAGES "${@:2}" "$rdmasim" study "$work/study.json" \
+        --out "$work/out" > "$work/out.stdout" 2>&1 || { cat "$work/out.stdout"; fail "study exited $?"; }
+      grep -qxF "[0.000000000 client] GLIBC_TUNABLES=$1" "$work/out/programs.log" ||
+        { cat "$work/out/programs.log"; fail "${*:2}: expected GLIBC_TUNABLES=$1"; }
+      echo "ok: ${*:2}: GLIBC_TUNABLES=$1"
+    }
+    if [ "$mode" = always ] || [ "$mode" = madvise ]; then
+      expect glibc.malloc.hugetlb=1
+      expect glibc.malloc.tcache_count=7:glibc.malloc.hugetlb=1 GLIBC_TUNABLES=glibc.malloc.tcache_count=7
+    else
+      expect "(unset)"  # the kernel has none to give ("$mode")
+    fi
+    expect glibc.malloc.hugetlb=0 GLIBC_TUNABLES=glibc.malloc.hugetlb=0
+    expect "(unset)" RDMASIM_HUGE_PAGES=0
     ;;
   *) fail "unknown case $case" ;;
 esac

@@ -2,9 +2,11 @@
  * do. ok: return 0; exit3: return 3; segv: write through a null pointer; overflow: recurse
  * until the stack's guard page; hang_poll: poll an empty CQ forever (only the time limit
  * ends it); hang_oob: wait for a key nobody publishes; ring: rank r publishes r, reads rank
- * (r + 1) % size's value, computes r ns, meets the others at a barrier, prints what it read. */
+ * (r + 1) % size's value, computes r ns, meets the others at a barrier, prints what it read;
+ * tunables: prints $GLIBC_TUNABLES (the study's own environment, which it shares). */
 #include <infiniband/verbs.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rdmasim/oob.h"
@@ -20,6 +22,11 @@ int rdmasim_main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "ok";
   printf("%s starts as rank %d of %d\n", what, rdmasim_rank(), rdmasim_size());
   if (!strcmp(what, "exit3")) return 3;
+  if (!strcmp(what, "tunables")) {
+    const char *t = getenv("GLIBC_TUNABLES");
+    printf("GLIBC_TUNABLES=%s\n", t ? t : "(unset)");
+    return 0;
+  }
   if (!strcmp(what, "segv")) {
     volatile int *p = NULL;
     *p = 1;
