@@ -7,7 +7,7 @@
 
 namespace rdmasim {
 
-// EventId is the heap key + 1: (sequence << kSlotBits | slot) + 1, never 0. A handle
+// EventId is the queue key + 1: (sequence << kSlotBits | slot) + 1, never 0. A handle
 // whose sequence no longer matches its slot's is stale and ignored.
 
 Engine::Engine(uint64_t seed) : seed_(seed) {}
@@ -29,7 +29,7 @@ EventId Engine::enqueue(Time t, uint32_t slot) {
   EventSlot& s = slots_[slot];
   s.seq = next_seq_++;
   const uint64_t key = (s.seq << kSlotBits) | slot;
-  heap_.push(HeapEntry{static_cast<uint64_t>(t), key});
+  queue_.push(HeapEntry{static_cast<uint64_t>(t), key});
   ++live_;
   return EventId{key + 1};
 }
@@ -50,47 +50,47 @@ bool Engine::is_pending(EventId id) const {
 
 bool Engine::cancel(EventId id) {
   if (!is_pending(id)) return false;
-  // The heap entry stays behind; its sequence no longer matches and it is skipped.
+  // The queue entry stays behind; its sequence no longer matches and it is skipped.
   release_slot(static_cast<uint32_t>((id.value - 1) & kSlotMask));
   --live_;
   // Models that re-arm timers cancel far more events than they run; without compaction
-  // the heap fills with dead entries and every pop pays for them.
+  // the queue fills with dead entries and every pop pays for them.
   if (++dead_ > live_ + 4096) compact();
   return true;
 }
 
 void Engine::compact() {
-  heap_.filter([this](const HeapEntry& e) { return live(e); });
+  queue_.filter([this](const HeapEntry& e) { return live(e); });
   dead_ = 0;
 }
 
 void Engine::pop_dead() {
-  while (!heap_.empty() && !live(heap_.top())) {
-    heap_.pop();
+  while (!queue_.empty() && !live(queue_.top())) {
+    queue_.pop();
     if (dead_ > 0) --dead_;
   }
 }
 
 Time Engine::next_event_time() {
   pop_dead();
-  return heap_.empty() ? kTimeNever : static_cast<Time>(heap_.top().time);
+  return queue_.empty() ? kTimeNever : static_cast<Time>(queue_.top().time);
 }
 
 bool Engine::step() {
   pop_dead();
-  if (heap_.empty()) return false;
-  const HeapEntry e = heap_.top();
-  heap_.pop();
-  if (heap_.size() >= kLookaheadDepth) {
+  if (queue_.empty()) return false;
+  const HeapEntry e = queue_.top();
+  queue_.pop();
+  if (queue_.size() >= kLookaheadDepth) {
     // Look ahead while this event runs (at scale each event starts with cache misses):
     // the next event's slot was fetched during the previous step; fetch the object its
     // callable's first captured word points to (a lambda's `this`, or a boxed callable),
     // and the slot of the event after it (the smallest of the root's children).
-    const EventSlot& next = slots_[heap_.top().key & kSlotMask];
+    const EventSlot& next = slots_[queue_.top().key & kSlotMask];
     const void* obj;
     std::memcpy(&obj, next.storage, sizeof obj);
     __builtin_prefetch(obj);
-    __builtin_prefetch(&slots_[heap_.second().key & kSlotMask]);
+    if (const HeapEntry* after = queue_.second()) __builtin_prefetch(&slots_[after->key & kSlotMask]);
   }
   const uint32_t slot = static_cast<uint32_t>(e.key & kSlotMask);
   EventSlot& s = slots_[slot];

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "sim/core/event_heap.h"
+#include "sim/core/calendar_queue.h"
 #include "sim/core/event_slot.h"
 #include "sim/core/rng.h"
 #include "sim/core/time.h"
@@ -77,9 +77,9 @@ class Engine {
   Rng& rng(std::string_view name);
 
  private:
-  // A heap entry is 16 bytes: the time and a key = (sequence << kSlotBits) | slot. Keys
+  // A queue entry is 16 bytes: the time and a key = (sequence << kSlotBits) | slot. Keys
   // grow with the sequence, so (time, key) order is (time, sequence) order. Callbacks stay
-  // in slots_; the heap moves only entries.
+  // in slots_; the queue moves only entries.
   static constexpr int kSlotBits = 24;
   static constexpr uint64_t kSlotMask = (1ull << kSlotBits) - 1;
   static constexpr uint64_t kFree = EventSlot::kFree;
@@ -87,7 +87,7 @@ class Engine {
   // slots and objects stay in cache and the look-ahead only costs (engine_bench at 16
   // pending: 37 -> 32 M events/s with it on).
   static constexpr size_t kLookaheadDepth = 4096;
-  using HeapEntry = EventHeap::Entry;  // time as uint64_t (a Time >= 0), key
+  using HeapEntry = CalendarQueue::Entry;  // time as uint64_t (a Time >= 0), key
   bool live(const HeapEntry& e) const { return slots_[e.key & kSlotMask].seq == (e.key >> kSlotBits); }
   uint32_t take_slot(Time t);  // throws if t is in the past or no slot is left
   EventId enqueue(Time t, uint32_t slot);
@@ -100,9 +100,9 @@ class Engine {
   uint64_t next_seq_ = 0;
   uint64_t events_run_ = 0;
   size_t live_ = 0;
-  size_t dead_ = 0;  // cancelled entries still in heap_
+  size_t dead_ = 0;  // cancelled entries still in queue_
   bool stop_requested_ = false;
-  EventHeap heap_;
+  CalendarQueue queue_;
   EventSlots slots_;
   std::vector<uint32_t> free_slots_;
   std::map<std::string, std::unique_ptr<Rng>, std::less<>> streams_;

@@ -1,6 +1,6 @@
-// The engine's priority queue: a 4-ary min-heap of 16-byte (time, key) entries, laid out so
-// that the four children of a node fill one 64-byte cache line, popped bottom-up with
-// branch-free child selection.
+// A 4-ary min-heap of 16-byte (time, key) entries, laid out so that the four children of a
+// node fill one 64-byte cache line, popped bottom-up with branch-free child selection. The
+// engine's CalendarQueue orders its current bucket and its far events with it.
 #pragma once
 
 #include <cstddef>

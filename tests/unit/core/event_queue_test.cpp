@@ -1,4 +1,4 @@
-// EventHeap, EventSlot and the engine against a reference model.
+// EventHeap, CalendarQueue, EventSlot and the engine against a reference model.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/calendar_queue.h"
 #include "sim/core/engine.h"
 #include "sim/core/event_heap.h"
 #include "sim/core/event_slot.h"
@@ -68,6 +69,73 @@ TEST_CASE("event heap: interleaved push and pop, times up to 2^63, filter keeps 
   }
   CHECK(ordered);
   CHECK(h.empty());
+}
+
+// The calendar pops what one heap of all its entries would pop, in the same order: (time,
+// key), whatever bucket, ring slot or far heap an entry waits in.
+TEST_CASE("calendar queue: pops in (time, key) order like a heap, across the window and its wraps") {
+  CalendarQueue q;
+  std::multimap<std::pair<uint64_t, uint64_t>, int> ref;
+  Rng r(5);
+  uint64_t key = 0, last = 0;  // last: the time of the last pop (pushes are never earlier)
+  const uint64_t width = uint64_t{1} << CalendarQueue::kWidthBits;
+  const uint64_t window = width * CalendarQueue::kBuckets;
+  auto push = [&](uint64_t t) {
+    q.push({t, key});
+    ref.emplace(std::make_pair(t, key), 0);
+    ++key;
+  };
+  for (int i = 0; i < 200000; ++i) {
+    if (ref.empty() || r.below(2) == 0) {
+      // Times after the last pop: in the current bucket, a few buckets on, near the end of
+      // the window, just past it, far past it (timers), and at the end of the Time range.
+      uint64_t t = last;
+      switch (r.below(8)) {
+        case 0: t += r.below(width); break;
+        case 1: case 2: case 3: t += r.below(64 * width); break;
+        case 4: t += window - width + r.below(2 * width); break;
+        case 5: t += window + r.below(window); break;
+        case 6: t += r.below(100) * window; break;
+        default: t = (uint64_t{1} << 63) - 1 - r.below(5); break;
+      }
+      push(t);
+    } else {
+      REQUIRE(q.top().time == ref.begin()->first.first);
+      REQUIRE(q.top().key == ref.begin()->first.second);
+      last = q.top().time;
+      q.pop();
+      ref.erase(ref.begin());
+      // As run_until does: the clock may stop anywhere before the next event, and what is
+      // scheduled from there can fall before the bucket the queue has moved on to.
+      if (!ref.empty() && r.below(4) == 0) last += r.below(q.top().time - last + 1);
+    }
+    REQUIRE(q.size() == ref.size());
+  }
+  // Drop the odd keys; the rest still comes out in order.
+  q.filter([](const CalendarQueue::Entry& e) { return e.key % 2 == 0; });
+  std::erase_if(ref, [](const auto& kv) { return kv.first.second % 2 == 1; });
+  REQUIRE(q.size() == ref.size());
+  bool ordered = true;
+  for (const auto& kv : ref) {
+    ordered &= q.top().time == kv.first.first && q.top().key == kv.first.second;
+    q.pop();
+  }
+  CHECK(ordered);
+  CHECK(q.empty());
+}
+
+TEST_CASE("calendar queue: second() is the entry after top() when its bucket holds one") {
+  CalendarQueue q;
+  q.push({100, 2});
+  q.push({100, 1});
+  q.push({5 * (uint64_t{1} << CalendarQueue::kWidthBits), 3});  // a later bucket
+  REQUIRE(q.second() != nullptr);
+  CHECK(q.top() == CalendarQueue::Entry{100, 1});
+  CHECK(*q.second() == CalendarQueue::Entry{100, 2});
+  q.pop();
+  CHECK(q.second() == nullptr);  // the next entry is in another bucket: not looked for
+  q.pop();
+  CHECK(q.top() == CalendarQueue::Entry{5 * (uint64_t{1} << CalendarQueue::kWidthBits), 3});
 }
 
 namespace {
