@@ -6,7 +6,7 @@
 // transmission's end), a push is an append, and the heap that orders them holds one
 // bucket's events only.
 //
-// Buckets are kWidth picoseconds wide; the ring holds kBuckets of them, the window
+// Buckets are 2^kWidthBits picoseconds wide; the ring holds kBuckets of them, the window
 // [base, base + kBuckets) in bucket numbers (time >> kWidthBits). `current_` is a heap of
 // the entries of bucket `base` and of any pushed at or before it; a ring slot holds the
 // unordered entries of one later bucket of the window, a bit per non-empty slot; `far_` is
