@@ -18,7 +18,6 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "sim/core/event_heap.h"
@@ -44,14 +43,7 @@ class CalendarQueue {
 
   void push(Entry e) {
     ++size_;
-    const uint64_t n = e.time >> kWidthBits;
-    if (n <= base_) {
-      current_.push(e);
-    } else if (n - base_ < kBuckets) {
-      to_ring(e, n);
-    } else {
-      far_.push(e);
-    }
+    place(e);
   }
 
   // The earliest entry (needs !empty()). Not const: it may move the window on.
@@ -77,15 +69,12 @@ class CalendarQueue {
     current_.filter(keep);
     far_.filter(keep);
     size_ = current_.size() + far_.size();
-    std::vector<std::pair<Entry, uint64_t>> kept;  // (entry, bucket number)
-    for (size_t i = 0; i < kBuckets; ++i) {
-      if (ring_[i].head == kNone) continue;
-      bits_[i / 64] &= ~(uint64_t{1} << (i % 64));
+    std::vector<Entry> kept;
+    for (size_t i = 0; i < kBuckets; ++i)
       drain(i, [&](const Entry& e) {
-        if (keep(e)) kept.emplace_back(e, e.time >> kWidthBits);
+        if (keep(e)) kept.push_back(e);
       });
-    }
-    for (const auto& [e, n] : kept) to_ring(e, n);
+    for (const Entry& e : kept) place(e);  // back to their slots: base_ has not moved
     size_ += in_ring_;
   }
 
@@ -106,6 +95,15 @@ class CalendarQueue {
     uint32_t tail = kNone;
   };
 
+  // Puts e where its bucket number says: current_ (at or before base_), its ring slot (in
+  // the window), or far_ (past it). Not counted in size_.
+  void place(const Entry& e) {
+    const uint64_t n = e.time >> kWidthBits;
+    if (n <= base_) current_.push(e);
+    else if (n - base_ < kBuckets) to_ring(e, n);
+    else far_.push(e);
+  }
+
   // current_ is empty and size_ > 0: make the earliest non-empty bucket the current one.
   void advance() {
     uint64_t next = ~uint64_t{0};
@@ -116,15 +114,9 @@ class CalendarQueue {
     while (!far_.empty() && (far_.top().time >> kWidthBits) - base_ < kBuckets) {
       const Entry e = far_.top();
       far_.pop();
-      const uint64_t n = e.time >> kWidthBits;
-      if (n == base_) current_.push(e);
-      else to_ring(e, n);
+      place(e);
     }
-    const size_t i = base_ & kMask;
-    if (ring_[i].head != kNone) {
-      bits_[i / 64] &= ~(uint64_t{1} << (i % 64));
-      drain(i, [this](const Entry& e) { current_.push(e); });
-    }
+    drain(base_ & kMask, [this](const Entry& e) { current_.push(e); });
   }
 
   // Appends e to bucket n's slot (n in the window, after base_).
@@ -143,10 +135,13 @@ class CalendarQueue {
     ++in_ring_;
   }
 
-  // Hands slot i's entries to f and returns its chunks to the free list.
+  // Hands slot i's entries (if any) to f, returns its chunks to the free list and clears
+  // its bit.
   template <class F>
   void drain(size_t i, F f) {
     Slot& slot = ring_[i];
+    if (slot.head == kNone) return;
+    bits_[i / 64] &= ~(uint64_t{1} << (i % 64));
     for (uint32_t c = slot.head; c != kNone;) {
       Chunk& ch = chunks_[c];
       for (uint32_t k = 0; k < ch.count; ++k) f(ch.entries[k]);

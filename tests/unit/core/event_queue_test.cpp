@@ -38,9 +38,27 @@ TEST_CASE("event heap: pops in (time, key) order across many levels") {
   CHECK(out == ref);
 }
 
+using Reference = std::multimap<std::pair<uint64_t, uint64_t>, int>;  // (time, key) -> unused
+
+// Drops the odd keys from queue q and from its reference; what remains must pop in the
+// reference's order, and nothing after it.
+template <class Queue>
+void filter_then_drain(Queue& q, Reference& ref) {
+  q.filter([](const EventHeap::Entry& e) { return e.key % 2 == 0; });
+  std::erase_if(ref, [](const auto& kv) { return kv.first.second % 2 == 1; });
+  REQUIRE(q.size() == ref.size());
+  bool ordered = true;
+  for (const auto& kv : ref) {
+    ordered &= q.top().time == kv.first.first && q.top().key == kv.first.second;
+    q.pop();
+  }
+  CHECK(ordered);
+  CHECK(q.empty());
+}
+
 TEST_CASE("event heap: interleaved push and pop, times up to 2^63, filter keeps a heap") {
   EventHeap h;
-  std::multimap<std::pair<uint64_t, uint64_t>, int> ref;
+  Reference ref;
   Rng r(11);
   uint64_t key = 0;
   for (int i = 0; i < 20000; ++i) {
@@ -58,24 +76,14 @@ TEST_CASE("event heap: interleaved push and pop, times up to 2^63, filter keeps 
     }
     REQUIRE(h.size() == ref.size());
   }
-  // Drop the odd keys; what remains must still pop in order.
-  h.filter([](const EventHeap::Entry& e) { return e.key % 2 == 0; });
-  std::erase_if(ref, [](const auto& kv) { return kv.first.second % 2 == 1; });
-  REQUIRE(h.size() == ref.size());
-  bool ordered = true;
-  for (const auto& kv : ref) {
-    ordered &= h.top().time == kv.first.first && h.top().key == kv.first.second;
-    h.pop();
-  }
-  CHECK(ordered);
-  CHECK(h.empty());
+  filter_then_drain(h, ref);
 }
 
 // The calendar pops what one heap of all its entries would pop, in the same order: (time,
 // key), whatever bucket, ring slot or far heap an entry waits in.
 TEST_CASE("calendar queue: pops in (time, key) order like a heap, across the window and its wraps") {
   CalendarQueue q;
-  std::multimap<std::pair<uint64_t, uint64_t>, int> ref;
+  Reference ref;
   Rng r(5);
   uint64_t key = 0, last = 0;  // last: the time of the last pop (pushes are never earlier)
   const uint64_t width = uint64_t{1} << CalendarQueue::kWidthBits;
@@ -111,17 +119,7 @@ TEST_CASE("calendar queue: pops in (time, key) order like a heap, across the win
     }
     REQUIRE(q.size() == ref.size());
   }
-  // Drop the odd keys; the rest still comes out in order.
-  q.filter([](const CalendarQueue::Entry& e) { return e.key % 2 == 0; });
-  std::erase_if(ref, [](const auto& kv) { return kv.first.second % 2 == 1; });
-  REQUIRE(q.size() == ref.size());
-  bool ordered = true;
-  for (const auto& kv : ref) {
-    ordered &= q.top().time == kv.first.first && q.top().key == kv.first.second;
-    q.pop();
-  }
-  CHECK(ordered);
-  CHECK(q.empty());
+  filter_then_drain(q, ref);
 }
 
 TEST_CASE("calendar queue: second() is the entry after top() when its bucket holds one") {
