@@ -15,28 +15,42 @@ IbVlConfig default_ib_vls(uint8_t data_vls) {
 }
 
 EgressPort::EgressPort(Engine& engine, EgressConfig config)
-    : engine_(engine), config_(std::move(config)) {
+    : engine_(engine),
+      class_limit_bytes_(config.class_limit_bytes),
+      rate_(config.rate),
+      ib_(config.ib.enabled),
+      stamp_int_(config.stamp_int),
+      by_ingress_(config.ingress_round_robin),
+      config_(std::move(config)) {
+  for (int c = 0; c < kNumClasses; ++c) {
+    if (config_.ecn[c].enabled) ecn_classes_ |= 1u << c;
+    if (config_.dwrr_weights[c] > 0) weighted_classes_ |= 1u << c;
+  }
   series_.interval = config_.queue_sample_interval;
+  sampling_ = series_.interval > 0 && series_.max_samples > 0;
   if (!config_.ib.high.empty()) arb_left_[0] = config_.ib.high[0].weight * int64_t{kVlArbWeightUnit};
   if (!config_.ib.low.empty()) arb_left_[1] = config_.ib.low[0].weight * int64_t{kVlArbWeightUnit};
 }
 
 void EgressPort::sample() {
-  if (series_.interval <= 0 || series_.samples.size() >= series_.max_samples) return;
+  // sampling_ stands for series_.interval > 0 and room for samples, so that a port that
+  // does not sample, or no sample due, costs no look at the (cold) series.
+  if (!sampling_ || next_sample_ > engine_.now()) return;
   const Time now = engine_.now();
   while (next_sample_ <= now && series_.samples.size() < series_.max_samples) {
     std::array<uint32_t, 8> d{};
-    for (int c = 0; c < kNumClasses; ++c) d[c] = static_cast<uint32_t>(queued_bytes_[c]);
+    for (int c = 0; c < kNumClasses; ++c) d[c] = static_cast<uint32_t>(classes_[c].queued_bytes);
     series_.samples.push_back(d);
     next_sample_ += series_.interval;
   }
+  sampling_ = series_.samples.size() < series_.max_samples;
 }
 
 QueueSeries EgressPort::queue_series_now() const {
   QueueSeries s = series_;
   if (s.interval <= 0) return s;
   std::array<uint32_t, 8> d{};
-  for (int c = 0; c < kNumClasses; ++c) d[c] = static_cast<uint32_t>(queued_bytes_[c]);
+  for (int c = 0; c < kNumClasses; ++c) d[c] = static_cast<uint32_t>(classes_[c].queued_bytes);
   for (Time t = next_sample_; t <= engine_.now() && s.samples.size() < s.max_samples; t += s.interval)
     s.samples.push_back(d);
   return s;
@@ -48,22 +62,23 @@ void EgressPort::set_queue_sampling(Time interval, size_t max_samples) {
   series_.max_samples = max_samples;
   series_.start = engine_.now();
   next_sample_ = engine_.now();
+  sampling_ = series_.interval > 0 && series_.max_samples > 0;
 }
 
 void EgressPort::flush_series() { sample(); }
 
 Time EgressPort::paused_time(uint8_t cls) const {
   const uint8_t c = cls & 7;
-  const Time end = std::min(engine_.now(), paused_until_[c]);
+  const Time end = std::min(engine_.now(), classes_[c].paused_until);
   return paused_total_[c] + std::max<Time>(0, end - pause_start_[c]);
 }
 
 void EgressPort::note_pause(uint8_t c, Time until) {
   const Time now = engine_.now();
   // Close the current (or last) pause interval, then open a new one at now.
-  paused_total_[c] += std::max<Time>(0, std::min(now, paused_until_[c]) - pause_start_[c]);
+  paused_total_[c] += std::max<Time>(0, std::min(now, classes_[c].paused_until) - pause_start_[c]);
   pause_start_[c] = now;
-  paused_until_[c] = until;
+  classes_[c].paused_until = until;
   if (tap_) tap_->on_pause(c, now, until);
 }
 
@@ -87,9 +102,9 @@ uint64_t EgressPort::flush_class(uint8_t cls) {
   const uint8_t c = cls & 7;
   sample();
   uint64_t n = 0;
-  while (!queues_[c].empty()) {
-    PacketPtr p = queues_[c].pop_front();
-    queued_bytes_[c] -= p->wire_bytes;
+  while (!classes_[c].queue.empty()) {
+    PacketPtr p = classes_[c].queue.pop_front();
+    classes_[c].queued_bytes -= p->wire_bytes;
     if (dequeue_hook_) dequeue_hook_(*p);
     ++n;
   }
@@ -106,7 +121,7 @@ EgressPort::~EgressPort() {
 
 bool EgressPort::should_mark(uint8_t cls) {
   const EcnConfig& e = config_.ecn[cls];
-  const uint64_t q = queued_bytes_[cls];
+  const uint64_t q = classes_[cls].queued_bytes;
   if (q <= e.kmin_bytes) return false;
   if (q >= e.kmax_bytes) return true;
   const double p = e.pmax * static_cast<double>(q - e.kmin_bytes) /
@@ -130,21 +145,21 @@ bool EgressPort::enqueue(PacketPtr pkt, bool ignore_limit) {
     ++counters_.link_down_drops;
     return false;
   }
-  if (!ignore_limit && queued_bytes_[cls] + pkt->wire_bytes > config_.class_limit_bytes) {
+  if (!ignore_limit && classes_[cls].queued_bytes + pkt->wire_bytes > class_limit_bytes_) {
     ++counters_.drops;
     ++counters_.drops_per_class[cls];
     counters_.drop_bytes += pkt->wire_bytes;
     return false;
   }
-  if (config_.ecn[cls].enabled && pkt->ect && !pkt->ce && should_mark(cls)) {
+  if ((ecn_classes_ >> cls & 1) && pkt->ect && !pkt->ce && should_mark(cls)) {
     pkt->ce = true;
     ++counters_.ecn_marked;
     ++counters_.ecn_marked_per_class[cls];
   }
   sample();
-  queued_bytes_[cls] += pkt->wire_bytes;
-  counters_.queue_max_bytes[cls] = std::max(counters_.queue_max_bytes[cls], queued_bytes_[cls]);
-  queues_[cls].push_back(std::move(pkt), config_.ingress_round_robin);
+  classes_[cls].queued_bytes += pkt->wire_bytes;
+  counters_.queue_max_bytes[cls] = std::max(counters_.queue_max_bytes[cls], classes_[cls].queued_bytes);
+  classes_[cls].queue.push_back(std::move(pkt), by_ingress_);
   busy_ |= 1u << cls;
   try_start();
   return true;
@@ -164,7 +179,7 @@ void EgressPort::pause_class(uint8_t cls, uint16_t quanta) {
   // One quantum = 512 bit times = 64 bytes at the port rate.
   const Time now = engine_.now();
   const bool was_paused = paused(cls);
-  const bool was_held = paused_until_[cls & 7] > now;  // pause state, ignored or not
+  const bool was_held = classes_[cls & 7].paused_until > now;  // pause state, ignored or not
   note_pause(cls & 7, quanta == 0 ? now : now + tx_time(config_.rate, 64ull * quanta));
   if (config_.watchdog.detect > 0 && quanta != 0 && !was_held) {
     const uint8_t c = cls & 7;
@@ -183,23 +198,23 @@ void EgressPort::pause_class(uint8_t cls, uint16_t quanta) {
 void EgressPort::watchdog_check(uint8_t c) {
   watchdog_[c] = EventId{};
   const Time now = engine_.now();
-  if (paused_until_[c] <= now) return;  // the pause ended (a later pause re-arms)
+  if (classes_[c].paused_until <= now) return;  // the pause ended (a later pause re-arms)
   if (now - storm_since_[c] < config_.watchdog.detect) return;
-  if (ignore_pause_until_[c] > now) return;
-  if (!queues_[c].empty()) {
+  if (classes_[c].ignore_pause_until > now) return;
+  if (!classes_[c].queue.empty()) {
     ++counters_.watchdog_storms;
-    const uint64_t bytes = queued_bytes_[c];
+    const uint64_t bytes = classes_[c].queued_bytes;
     const uint64_t n = flush_class(c);
     counters_.watchdog_drops += n;
     counters_.drops += n;  // drops counts every packet the port discarded, whatever the cause
     counters_.drops_per_class[c] += n;
     counters_.drop_bytes += bytes;
-    ignore_pause_until_[c] = now + config_.watchdog.restore;
+    classes_[c].ignore_pause_until = now + config_.watchdog.restore;
     try_start();
     if (drain_cb_) drain_cb_();
     // After restoration, a pause still in force starts a new detection period.
-    storm_since_[c] = ignore_pause_until_[c];
-    watchdog_[c] = engine_.schedule_at(ignore_pause_until_[c] + config_.watchdog.detect,
+    storm_since_[c] = classes_[c].ignore_pause_until;
+    watchdog_[c] = engine_.schedule_at(classes_[c].ignore_pause_until + config_.watchdog.detect,
                                        [this, c] { watchdog_check(c); });
     return;
   }
@@ -222,9 +237,9 @@ void EgressPort::apply_credit(const Packet& fc) {
 }
 
 bool EgressPort::sendable(int c) const {
-  if (queues_[c].empty() || paused(static_cast<uint8_t>(c))) return false;
+  if (classes_[c].queue.empty() || paused(static_cast<uint8_t>(c))) return false;
   if (!credits_enabled_) return true;
-  const uint32_t after = credit_sent_[c] + queues_[c].front()->wire_bytes;
+  const uint32_t after = credit_sent_[c] + classes_[c].queue.front()->wire_bytes;
   return static_cast<int32_t>(credit_limit_[c] - after) >= 0;
 }
 
@@ -244,10 +259,10 @@ int EgressPort::pick_dwrr() {
         deficit_[c] += static_cast<uint64_t>(config_.dwrr_weights[c]) * kDwrrQuantumUnit;
         credited_[c] = true;
       }
-      const uint64_t bytes = queues_[c].front()->wire_bytes;
+      const uint64_t bytes = classes_[c].queue.front()->wire_bytes;
       if (bytes <= deficit_[c]) {
         deficit_[c] -= bytes;
-        if (queues_[c].size() == 1) deficit_[c] = 0, credited_[c] = false;  // goes idle
+        if (classes_[c].queue.size() == 1) deficit_[c] = 0, credited_[c] = false;  // goes idle
         return c;
       }
     }
@@ -279,7 +294,7 @@ int EgressPort::pick_vl() {
   if (high_sent_ < limit || !low_waiting) {
     const int vl = arb_table(0);
     if (vl >= 0) {
-      const uint32_t bytes = queues_[vl].front()->wire_bytes;
+      const uint32_t bytes = classes_[vl].queue.front()->wire_bytes;
       arb_left_[0] -= bytes;
       high_sent_ += bytes;
       return vl;
@@ -287,7 +302,7 @@ int EgressPort::pick_vl() {
   }
   const int vl = arb_table(1);
   if (vl >= 0) {
-    arb_left_[1] -= queues_[vl].front()->wire_bytes;
+    arb_left_[1] -= classes_[vl].queue.front()->wire_bytes;
     high_sent_ = 0;
   }
   return vl;
@@ -298,13 +313,13 @@ int EgressPort::pick_class(Time* wake) {
   // Only classes with packets can be paused with something to send, or sendable.
   for (uint32_t m = busy_; m; m &= m - 1) {
     const int c = std::countr_zero(m);
-    if (paused(static_cast<uint8_t>(c))) *wake = std::min(*wake, paused_until_[c]);
+    if (paused(static_cast<uint8_t>(c))) *wake = std::min(*wake, classes_[c].paused_until);
   }
-  if (config_.ib.enabled) return pick_vl();
+  if (ib_) return pick_vl();
   // Strict priority first: the highest class with weight 0 that may send.
   for (uint32_t m = busy_; m;) {
     const int c = 31 - std::countl_zero(m);
-    if (config_.dwrr_weights[c] == 0 && sendable(c)) return c;
+    if (!(weighted_classes_ >> c & 1) && sendable(c)) return c;
     m &= ~(1u << c);
   }
   return pick_dwrr();
@@ -335,18 +350,18 @@ void EgressPort::try_start() {
     on_wire_ = std::move(q->front());
     q->pop_front();
   } else {
-    on_wire_ = queues_[cls_pick].pop_front();
-    if (queues_[cls_pick].empty()) busy_ &= ~(1u << cls_pick);
+    on_wire_ = classes_[cls_pick].queue.pop_front();
+    if (classes_[cls_pick].queue.empty()) busy_ &= ~(1u << cls_pick);
   }
   if (!q) {
     sample();
     const uint8_t c = on_wire_->vl & 7;
-    queued_bytes_[c] -= on_wire_->wire_bytes;
+    classes_[c].queued_bytes -= on_wire_->wire_bytes;
     if (credits_enabled_) credit_sent_[c] += on_wire_->wire_bytes;
   }
   // Cut-through: the packet cannot finish leaving before its last bit has arrived.
   const Time now = engine_.now();
-  const Time end = std::max(now + tx_time(config_.rate, on_wire_->wire_bytes), on_wire_->last_bit_at);
+  const Time end = std::max(now + tx_time(rate_, on_wire_->wire_bytes), on_wire_->last_bit_at);
   wire_bytes_on_wire_ = on_wire_->wire_bytes;
   kind_on_wire_ = on_wire_->kind;
   class_on_wire_ = q ? on_wire_->priority & 7 : on_wire_->vl & 7;
@@ -354,7 +369,7 @@ void EgressPort::try_start() {
   // switch returning IB credit or sending XON to the port a packet came in on, as for a
   // host sending to itself), and that packet must wait behind this one.
   tx_done_ = engine_.schedule_at(end, [this] { tx_done(); });
-  if (config_.stamp_int && on_wire_->int_request) stamp_int(*on_wire_, now);
+  if (stamp_int_ && on_wire_->int_request) stamp_int(*on_wire_, now);
   if (dequeue_hook_) dequeue_hook_(*on_wire_);
   if (early_handoff_) {
     on_wire_->last_bit_at = end + handoff_latency_;
@@ -366,7 +381,7 @@ void EgressPort::try_start() {
 void EgressPort::stamp_int(Packet& p, Time now) {
   if (p.int_hops.size() >= kMaxIntHops) return;
   uint64_t queued = 0;
-  for (uint64_t b : queued_bytes_) queued += b;
+  for (const ClassState& cs : classes_) queued += cs.queued_bytes;
   // tx_bytes counts whole packets at their last bit; the one starting now is not in it yet.
   p.int_hops.push_back({counters_.tx_bytes, now, config_.rate.bps,
                         static_cast<uint32_t>(std::min<uint64_t>(queued, UINT32_MAX))});

@@ -110,32 +110,53 @@ class PacketTap {
 // The packets of one egress class. With `by_ingress`, packets are kept per switch ingress
 // port and served round robin, one packet per ingress port in turn (the arbitration of an
 // input-buffered / VOQ switch); otherwise (and at host ports) one FIFO in arrival order.
+// Sub-queue 0 (the FIFO, and locally made packets under round robin) lives inline: until a
+// packet comes with by_ingress, a push and a pop touch only it, not the round-robin state.
 class ClassQueue {
  public:
   bool empty() const { return count_ == 0; }
   size_t size() const { return count_; }
-  const PacketPtr& front() const { return subs_[active_.front()].front(); }
+  const PacketPtr& front() const { return more_.empty() ? first_.front() : sub(active_.front()).front(); }
   void push_back(PacketPtr p, bool by_ingress) {
     const size_t i = by_ingress && p->switch_ingress >= 0 ? static_cast<size_t>(p->switch_ingress) + 1 : 0;
-    if (i >= subs_.size()) subs_.resize(i + 1);
-    if (subs_[i].empty()) active_.push_back(i);
-    subs_[i].push_back(std::move(p));
+    if (i > more_.size()) {
+      // Round robin from now on: sub-queue 0, if it holds packets, takes its turn first.
+      if (more_.empty() && !first_.empty()) active_.push_back(0);
+      more_.resize(i);
+    }
     ++count_;
+    if (more_.empty()) {
+      first_.push_back(std::move(p));
+      return;
+    }
+    Ring<PacketPtr>& q = sub(i);
+    if (q.empty()) active_.push_back(i);
+    q.push_back(std::move(p));
   }
   PacketPtr pop_front() {
+    --count_;
+    if (more_.empty()) {
+      PacketPtr p = std::move(first_.front());
+      first_.pop_front();
+      return p;
+    }
     const size_t i = active_.front();
     active_.pop_front();
-    PacketPtr p = std::move(subs_[i].front());
-    subs_[i].pop_front();
-    if (!subs_[i].empty()) active_.push_back(i);  // its next packet waits for the others' turn
-    --count_;
+    Ring<PacketPtr>& q = sub(i);
+    PacketPtr p = std::move(q.front());
+    q.pop_front();
+    if (!q.empty()) active_.push_back(i);  // its next packet waits for the others' turn
     return p;
   }
 
  private:
-  std::vector<Ring<PacketPtr>> subs_;  // grown on first use: most classes stay empty
-  Ring<size_t> active_;   // non-empty sub-queues in service order
+  Ring<PacketPtr>& sub(size_t i) { return i == 0 ? first_ : more_[i - 1]; }
+  const Ring<PacketPtr>& sub(size_t i) const { return i == 0 ? first_ : more_[i - 1]; }
+
+  Ring<PacketPtr> first_;                // sub-queue 0
   size_t count_ = 0;
+  std::vector<Ring<PacketPtr>> more_;    // sub-queue i >= 1 (ingress port i - 1), grown on first use
+  Ring<size_t> active_;   // round robin only: non-empty sub-queues in service order
 };
 
 class EgressPort {
@@ -166,24 +187,23 @@ class EgressPort {
   // The queue a data packet of traffic class / SL `priority` goes to: its VL through the
   // SL-to-VL table on an InfiniBand port, else priority & 7.
   uint8_t class_of(uint8_t priority) const {
-    return config_.ib.enabled ? config_.ib.sl2vl[priority % kMaxSl] & 7 : priority & 7;
+    return ib_ ? config_.ib.sl2vl[priority % kMaxSl] & 7 : priority & 7;
   }
 
   bool paused(uint8_t cls) const {
-    return paused_until_[cls & 7] > engine_.now() && ignore_pause_until_[cls & 7] <= engine_.now();
+    const ClassState& s = classes_[cls & 7];
+    return s.paused_until > engine_.now() && s.ignore_pause_until <= engine_.now();
   }
   bool has_room(uint8_t cls) const {
-    return queued_bytes_[cls & 7] < config_.class_limit_bytes;
+    return classes_[cls & 7].queued_bytes < class_limit_bytes_;
   }
-  uint64_t queued_bytes(uint8_t cls) const { return queued_bytes_[cls & 7]; }
+  uint64_t queued_bytes(uint8_t cls) const { return classes_[cls & 7].queued_bytes; }
   bool busy() const { return static_cast<bool>(tx_done_); }
   // Data packets wait in a class queue, or one is serializing (busy: it may be a control
   // frame, which ends within one frame time).
   bool holds_data() const {
     if (busy()) return true;
-    for (const ClassQueue& q : queues_)
-      if (!q.empty()) return true;
-    return false;
+    return busy_ != 0;
   }
   Rate rate() const { return config_.rate; }
   const EgressConfig& config() const { return config_; }
@@ -229,8 +249,8 @@ class EgressPort {
   // VL `vl` has a packet queued that its credit does not cover.
   bool credit_blocked(uint8_t vl) const {
     const uint8_t c = vl & 7;
-    return credits_enabled_ && !queues_[c].empty() &&
-           static_cast<int32_t>(credit_limit_[c] - (credit_sent_[c] + queues_[c].front()->wire_bytes)) < 0;
+    return credits_enabled_ && !classes_[c].queue.empty() &&
+           static_cast<int32_t>(credit_limit_[c] - (credit_sent_[c] + classes_[c].queue.front()->wire_bytes)) < 0;
   }
   int64_t credits_available(uint8_t vl) const {
     return static_cast<int32_t>(credit_limit_[vl & 7] - credit_sent_[vl & 7]);
@@ -262,44 +282,62 @@ class EgressPort {
   void sample();      // before a queue-depth change
   void note_pause(uint8_t cls, Time until);
 
+  // One class's queue and what each packet's pass reads and writes with it. A struct per
+  // class, not an array per field: at 1024 hosts the ports do not fit in the cache, and
+  // each array was another line to miss per packet.
+  struct alignas(64) ClassState {
+    uint64_t queued_bytes = 0;
+    Time paused_until = 0;
+    Time ignore_pause_until = 0;   // PFC watchdog: pauses ignored until then
+    ClassQueue queue;
+  };
+
+  // What every packet's pass through the port reads or writes comes first, together (the
+  // members after counters_ are for pauses, the watchdog, DWRR, VL arbitration, series).
   Engine& engine_;
-  EgressConfig config_;
-  Sink sink_;
-  std::function<void()> drain_cb_;
-  std::function<void(const Packet&)> dequeue_hook_;
   PacketTap* tap_ = nullptr;
+  PacketPtr on_wire_;
+  EventId tx_done_;
+  Time next_sample_ = 0;              // when the queue-depth series takes its next sample
+  uint64_t class_limit_bytes_;        // config_.class_limit_bytes
+  Rate rate_;                         // config_.rate
+  uint32_t busy_ = 0;  // bit c: class c's queue is not empty (pick_class visits only these)
+  uint32_t wire_bytes_on_wire_ = 0;   // of the packet serializing (early handoff: already gone)
+  PacketKind kind_on_wire_ = PacketKind::Transport;
+  uint8_t class_on_wire_ = 0;
+  uint8_t ecn_classes_ = 0;           // bit c: config_.ecn[c].enabled
+  uint8_t weighted_classes_ = 0;      // bit c: config_.dwrr_weights[c] > 0
+  bool ib_;                           // config_.ib.enabled
+  bool stamp_int_;                    // config_.stamp_int
+  bool by_ingress_;                   // config_.ingress_round_robin
+  bool sampling_ = false;             // the series is on and not full
+  bool link_up_ = true;
+  bool credits_enabled_ = false;
+  bool early_handoff_ = false;
+  Sink sink_;
+  std::function<void(const Packet&)> dequeue_hook_;
+  std::function<void()> drain_cb_;
   Ring<PacketPtr> control_;                             // PFC frames
-  std::array<ClassQueue, kNumClasses> queues_;
-  uint32_t busy_ = 0;  // bit c: queues_[c] is not empty (pick_class visits only these)
-  std::array<uint64_t, kNumClasses> queued_bytes_{};
-  std::array<Time, kNumClasses> paused_until_{};
+  std::array<ClassState, kNumClasses> classes_;
+  PortCounters counters_;
+
+  EgressConfig config_;
+  Time handoff_latency_ = 0;
+  EventId pause_wake_;
   std::array<uint64_t, kNumClasses> deficit_{};    // DWRR
   std::array<bool, kNumClasses> credited_{};       // quantum added on the current visit
   int rr_ = 0;                                     // DWRR cursor
   std::array<size_t, 2> arb_pos_{};                // VL arbitration: entry per table
   std::array<int64_t, 2> arb_left_{};              // bytes the current entry may still send
   uint64_t high_sent_ = 0;                         // high-priority bytes since a low packet
-  bool credits_enabled_ = false;
   std::array<uint32_t, kNumClasses> credit_limit_{};  // FCCL per VL, bytes mod 2^32
   std::array<uint32_t, kNumClasses> credit_sent_{};   // FCTBS per VL, bytes mod 2^32
   void watchdog_check(uint8_t cls);
-  std::array<Time, kNumClasses> ignore_pause_until_{};
   std::array<Time, kNumClasses> storm_since_{};     // start of the current continuous pause
   std::array<EventId, kNumClasses> watchdog_{};
   std::array<Time, kNumClasses> pause_start_{};
   std::array<Time, kNumClasses> paused_total_{};
   QueueSeries series_;
-  Time next_sample_ = 0;
-  bool link_up_ = true;
-  bool early_handoff_ = false;
-  Time handoff_latency_ = 0;
-  uint32_t wire_bytes_on_wire_ = 0;   // of the packet serializing (early handoff: already gone)
-  PacketKind kind_on_wire_ = PacketKind::Transport;
-  uint8_t class_on_wire_ = 0;
-  PacketPtr on_wire_;
-  EventId tx_done_;
-  EventId pause_wake_;
-  PortCounters counters_;
 };
 
 }  // namespace rdmasim::net
