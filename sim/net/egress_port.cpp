@@ -147,18 +147,18 @@ bool EgressPort::enqueue(PacketPtr pkt, bool ignore_limit) {
   }
   if (!ignore_limit && classes_[cls].queued_bytes + pkt->wire_bytes > class_limit_bytes_) {
     ++counters_.drops;
-    ++counters_.drops_per_class[cls];
+    ++counters_.classes[cls].drops;
     counters_.drop_bytes += pkt->wire_bytes;
     return false;
   }
   if ((ecn_classes_ >> cls & 1) && pkt->ect && !pkt->ce && should_mark(cls)) {
     pkt->ce = true;
     ++counters_.ecn_marked;
-    ++counters_.ecn_marked_per_class[cls];
+    ++counters_.classes[cls].ecn_marked;
   }
   sample();
   classes_[cls].queued_bytes += pkt->wire_bytes;
-  counters_.queue_max_bytes[cls] = std::max(counters_.queue_max_bytes[cls], classes_[cls].queued_bytes);
+  counters_.classes[cls].queue_max_bytes = std::max(counters_.classes[cls].queue_max_bytes, classes_[cls].queued_bytes);
   classes_[cls].queue.push_back(std::move(pkt), by_ingress_);
   busy_ |= 1u << cls;
   try_start();
@@ -169,7 +169,7 @@ void EgressPort::apply_pause(const Packet& pfc) {
   ++counters_.pauses_received;
   for (uint8_t c = 0; c < kNumClasses; ++c) {
     if (pfc.pause_enable_mask & (1u << c)) {
-      ++counters_.pauses_received_per_class[c];
+      ++counters_.classes[c].pauses_received;
       pause_class(c, pfc.pause_quanta[c]);
     }
   }
@@ -207,7 +207,7 @@ void EgressPort::watchdog_check(uint8_t c) {
     const uint64_t n = flush_class(c);
     counters_.watchdog_drops += n;
     counters_.drops += n;  // drops counts every packet the port discarded, whatever the cause
-    counters_.drops_per_class[c] += n;
+    counters_.classes[c].drops += n;
     counters_.drop_bytes += bytes;
     classes_[c].ignore_pause_until = now + config_.watchdog.restore;
     try_start();
@@ -393,10 +393,10 @@ void EgressPort::tx_done() {
   counters_.tx_bytes += wire_bytes_on_wire_;
   if (kind_on_wire_ == PacketKind::PfcPause) {
     ++counters_.pauses_sent;
-    ++counters_.pauses_sent_per_class[class_on_wire_];
+    ++counters_.classes[class_on_wire_].pauses_sent;
   } else if (kind_on_wire_ != PacketKind::IbCredit) {
-    ++counters_.tx_packets_per_class[class_on_wire_];
-    counters_.tx_bytes_per_class[class_on_wire_] += wire_bytes_on_wire_;
+    ++counters_.classes[class_on_wire_].tx_packets;
+    counters_.classes[class_on_wire_].tx_bytes += wire_bytes_on_wire_;
   }
   PacketPtr pkt = std::move(on_wire_);
   if (tap_ && pkt) tap_->on_transmit(*pkt, engine_.now());

@@ -33,8 +33,8 @@ void HostPort::receive(PacketPtr pkt, int) {
   // The class it arrived in: its VL on InfiniBand, else the traffic class.
   const uint8_t cls = fc_ ? pkt->vl & 7 : pkt->priority & 7;
   if (pkt->kind == PacketKind::Transport || pkt->kind == PacketKind::Cnp) {
-    ++c.rx_packets_per_class[cls];
-    c.rx_bytes_per_class[cls] += pkt->wire_bytes;
+    ++c.classes[cls].rx_packets;
+    c.classes[cls].rx_bytes += pkt->wire_bytes;
   }
   if (pkt->kind == PacketKind::PfcPause) {
     egress_.apply_pause(*pkt);
@@ -57,7 +57,7 @@ void HostPort::buffer(PacketPtr pkt, uint8_t cls) {
   if (rx_bytes_ + bytes > rx_.buffer_bytes) {
     PortCounters& c = egress_.counters();
     ++c.drops;
-    ++c.drops_per_class[cls];
+    ++c.classes[cls].drops;
     c.drop_bytes += bytes;
     ++rx_counters_.drops;
     rx_counters_.drop_bytes += bytes;

@@ -22,7 +22,7 @@ namespace rdmasim::net {
 // has drained. PFC and IB credit frames are acted on at once (the MAC, not the host).
 // Bytes are counted per traffic class (VL on InfiniBand), wire bytes as on the link.
 // - A packet that would take the buffer beyond `buffer_bytes` is dropped and counted
-//   (PortCounters::drops, drops_per_class, drop_bytes, and RxBufferCounters).
+//   (PortCounters::drops, classes[c].drops, drop_bytes, and RxBufferCounters).
 // - With `pfc`, a class in `class_mask` is lossless: when its buffered bytes exceed
 //   xoff_bytes the port sends XOFF (quanta 0xffff) for that class on its own egress
 //   (control queue: it takes link time and can be lost on the link, as a switch's), re-sent

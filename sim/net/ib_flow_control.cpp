@@ -10,7 +10,7 @@ namespace {
 // Data packets this port's egress has sent, all VLs (FCPs are not counted per class).
 uint64_t data_sent(const EgressPort& e) {
   uint64_t n = 0;
-  for (uint64_t c : e.counters().tx_packets_per_class) n += c;
+  for (const ClassCounters& c : e.counters().classes) n += c.tx_packets;
   return n;
 }
 
@@ -89,10 +89,10 @@ void IbFlowControl::tick() {
   const uint64_t now_activity = activity_ + data_sent(egress_);
   idle_ = now_activity == activity_at_tick_ ? idle_ + 1 : 0;
   activity_at_tick_ = now_activity;
-  const auto& sent = egress_.counters().tx_packets_per_class;
+  const auto& classes = egress_.counters().classes;
   bool waiting = false;
   for (uint8_t vl = 0; vl < kNumClasses; ++vl) {
-    if (sent[vl]) active_[vl] = true;
+    if (classes[vl].tx_packets) active_[vl] = true;
     waiting = waiting || egress_.credit_blocked(vl);
     if (!active_[vl]) continue;
     if (egress_.enqueue(make_fcp(vl))) ++fcps_sent_;

@@ -72,8 +72,8 @@ void Switch::receive(PacketPtr pkt, int port) {
   // the traffic class.
   const uint8_t cls = config_.ib_vl_buffer_bytes ? pkt->vl & 7 : pkt->priority & 7;
   if (pkt->kind == PacketKind::Transport || pkt->kind == PacketKind::Cnp) {
-    ++c.rx_packets_per_class[cls];
-    c.rx_bytes_per_class[cls] += pkt->wire_bytes;
+    ++c.classes[cls].rx_packets;
+    c.classes[cls].rx_bytes += pkt->wire_bytes;
   }
   if (pkt->kind == PacketKind::PfcPause) {
     ports_[port]->egress->apply_pause(*pkt);
@@ -106,7 +106,7 @@ bool Switch::admit_lossless(Packet& pkt, int port, uint8_t cls) {
       ++c.headroom_drops;
       c.headroom_drop_bytes += bytes;
       ++c.drops;
-      ++c.drops_per_class[cls];
+      ++c.classes[cls].drops;
       c.drop_bytes += bytes;
       return false;
     }
@@ -145,7 +145,7 @@ void Switch::forward(PacketPtr pkt) {
   if (shared && !admit(out, cls, bytes)) {
     PortCounters& c = ports_[out]->egress->counters();
     ++c.drops;
-    ++c.drops_per_class[cls];
+    ++c.classes[cls].drops;
     c.drop_bytes += bytes;
     release(ingress, in_cls, bytes, in_headroom);
     return;

@@ -25,7 +25,7 @@ std::string join_lines(const std::vector<std::string>& errors) {
 json port_json(const net::EgressPort& port) {
   const net::PortCounters& c = port.counters();
   json drops = json::array();
-  for (uint64_t d : c.drops_per_class) drops.push_back(d);
+  for (const net::ClassCounters& k : c.classes) drops.push_back(k.drops);
   json j = {{"tx_packets", c.tx_packets}, {"tx_bytes", c.tx_bytes},   {"rx_packets", c.rx_packets},
             {"rx_bytes", c.rx_bytes},     {"drops", c.drops},         {"drop_bytes", c.drop_bytes},
             {"drops_per_class", drops},   {"ecn_marked", c.ecn_marked},
@@ -38,16 +38,16 @@ json port_json(const net::EgressPort& port) {
   json classes = json::object();
   for (uint8_t k = 0; k < 8; ++k) {
     const Time paused = port.paused_time(k);
-    if (!c.tx_packets_per_class[k] && !c.rx_packets_per_class[k] && !c.pauses_sent_per_class[k] &&
-        !c.pauses_received_per_class[k] && !c.drops_per_class[k] && !paused)
+    if (!c.classes[k].tx_packets && !c.classes[k].rx_packets && !c.classes[k].pauses_sent &&
+        !c.classes[k].pauses_received && !c.classes[k].drops && !paused)
       continue;
-    json cj = {{"tx_packets", c.tx_packets_per_class[k]}, {"tx_bytes", c.tx_bytes_per_class[k]},
-               {"rx_packets", c.rx_packets_per_class[k]}, {"rx_bytes", c.rx_bytes_per_class[k]},
-               {"drops", c.drops_per_class[k]},           {"ecn_marked", c.ecn_marked_per_class[k]},
-               {"pauses_sent", c.pauses_sent_per_class[k]},
-               {"pauses_received", c.pauses_received_per_class[k]},
+    json cj = {{"tx_packets", c.classes[k].tx_packets}, {"tx_bytes", c.classes[k].tx_bytes},
+               {"rx_packets", c.classes[k].rx_packets}, {"rx_bytes", c.classes[k].rx_bytes},
+               {"drops", c.classes[k].drops},           {"ecn_marked", c.classes[k].ecn_marked},
+               {"pauses_sent", c.classes[k].pauses_sent},
+               {"pauses_received", c.classes[k].pauses_received},
                {"paused_ns", to_ns(paused)},
-               {"queue_bytes", port.queued_bytes(k)},     {"queue_max_bytes", c.queue_max_bytes[k]}};
+               {"queue_bytes", port.queued_bytes(k)},     {"queue_max_bytes", c.classes[k].queue_max_bytes}};
     if (port.credits_enabled()) {
       cj["credits_available_bytes"] = port.credits_available(k);
     }

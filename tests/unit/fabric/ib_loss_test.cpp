@@ -57,7 +57,7 @@ Run run(double loss, int n, bool periodic_fcps = true) {
   r.lost = c["links"][0]["a_to_b"]["lost_packets"].get<uint64_t>();
   r.queued_at_end = host1.egress().queued_bytes(0);
   r.fcps_from_host1 = host1.flow_control()->fcps_sent();
-  r.data_sent = host1.egress().counters().tx_packets_per_class[0];
+  r.data_sent = host1.egress().counters().classes[0].tx_packets;
   r.end = e.now();
   return r;
 }

@@ -35,7 +35,7 @@ TEST_CASE("egress: queue overflow drops are counted per class") {
   // a third queued one would make 12534 > 10000: 1 + 2 accepted, 2 dropped
   CHECK(accepted == 3);
   CHECK(port.counters().drops == 2);
-  CHECK(port.counters().drops_per_class[2] == 2);
+  CHECK(port.counters().classes[2].drops == 2);
   CHECK(port.counters().drop_bytes == 2 * 4178);
   e.run();
   CHECK(rx.arrivals.size() == 3);

@@ -67,7 +67,7 @@ TEST_CASE("headroom: arrivals after XOFF fill the headroom; beyond it they drop 
   CHECK(c.headroom_drops == 3);
   CHECK(c.headroom_drop_bytes == 3 * 4178);
   CHECK(c.drops == 3);
-  CHECK(c.drops_per_class[0] == 3);
+  CHECK(c.classes[0].drops == 3);
   CHECK(c.headroom_max_bytes == 2 * 4178);
   CHECK(h.sw->headroom_used(h.in, 0) == 2 * 4178);
   CHECK(h.sw->headroom(h.in) == 10'000);

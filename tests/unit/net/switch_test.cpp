@@ -267,8 +267,8 @@ TEST_CASE("switch: a lossless (PFC) class is admitted at ingress and never dropp
     e.run();
   }
   CHECK(out.arrivals.size() == 6 + 3);
-  CHECK(sw.counters(o).drops_per_class[0] == 0);
-  CHECK(sw.counters(o).drops_per_class[1] == 3);
+  CHECK(sw.counters(o).classes[0].drops == 0);
+  CHECK(sw.counters(o).classes[1].drops == 3);
 }
 
 namespace {

@@ -71,8 +71,8 @@ TEST_CASE("vl: a packet is queued, counted and sent on the VL its SL maps to") {
   CHECK(rx.arrivals[0].pkt->vl == 2);
   CHECK(rx.arrivals[0].pkt->priority == 6);  // the SL travels unchanged
   CHECK(rx.arrivals[1].pkt->vl == 3);
-  CHECK(port.counters().tx_packets_per_class[2] == 1);
-  CHECK(port.counters().tx_packets_per_class[3] == 1);
+  CHECK(port.counters().classes[2].tx_packets == 1);
+  CHECK(port.counters().classes[3].tx_packets == 1);
 }
 
 TEST_CASE("vl: low-priority weights 1:3 share a saturated port 25/75") {

@@ -28,7 +28,7 @@ TEST_CASE("pfc watchdog: a class paused longer than detect drops its queue and i
   CHECK(port.counters().watchdog_storms == 1);
   CHECK(port.counters().watchdog_drops == 10);  // queued when it fired at 100 us
   CHECK(port.counters().drops == 10);           // and counted with every other drop
-  CHECK(port.counters().drops_per_class[0] == 10);
+  CHECK(port.counters().classes[0].drops == 10);
   CHECK(port.counters().drop_bytes == 10 * 4178);  // 4096 B + 82 B of headers and framing
   REQUIRE(rx.arrivals.size() == 1);
   CHECK(rx.arrivals[0].at == us(120) + ps(334'240));
