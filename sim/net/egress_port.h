@@ -314,10 +314,10 @@ class EgressPort {
   bool link_up_ = true;
   bool credits_enabled_ = false;
   bool early_handoff_ = false;
+  Ring<PacketPtr> control_;                             // PFC frames
   Sink sink_;
   std::function<void(const Packet&)> dequeue_hook_;
   std::function<void()> drain_cb_;
-  Ring<PacketPtr> control_;                             // PFC frames
   std::array<ClassState, kNumClasses> classes_;
   PortCounters counters_;
 

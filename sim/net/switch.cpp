@@ -99,7 +99,7 @@ bool Switch::admit_lossless(Packet& pkt, int port, uint8_t cls) {
   bool to_headroom = config_.pfc.headroom_limited && in.pfc->xoff_sent(cls);
   if (!to_headroom && shared_buffer() && !pool_takes(port, cls, bytes)) to_headroom = true;
   if (to_headroom) {
-    if (config_.pfc.headroom_limited && in.headroom_used[cls] + bytes > in.headroom) {
+    if (config_.pfc.headroom_limited && in.classes[cls].headroom_used + bytes > in.headroom) {
       // Only a headroom smaller than the link's in-flight bytes gets here (sim/topo rejects
       // such a config); counted on the ingress port.
       PortCounters& c = in.egress->counters();
@@ -111,14 +111,14 @@ bool Switch::admit_lossless(Packet& pkt, int port, uint8_t cls) {
       return false;
     }
     pkt.in_headroom = true;
-    in.headroom_used[cls] += bytes;
+    in.classes[cls].headroom_used += bytes;
     PortCounters& c = in.egress->counters();
-    c.headroom_max_bytes = std::max(c.headroom_max_bytes, in.headroom_used[cls]);
+    c.headroom_max_bytes = std::max(c.headroom_max_bytes, in.classes[cls].headroom_used);
   } else if (shared_buffer()) {
     ingress_add(port, cls, bytes);
   }
-  in.ingress_bytes[cls] += bytes;
-  if (in.ingress_bytes[cls] > config_.pfc.xoff_bytes || pkt.in_headroom) in.pfc->xoff(cls);
+  in.classes[cls].ingress_bytes += bytes;
+  if (in.classes[cls].ingress_bytes > config_.pfc.xoff_bytes || pkt.in_headroom) in.pfc->xoff(cls);
   return true;
 }
 
@@ -197,7 +197,7 @@ double Switch::dynamic_limit(uint8_t cls) const {
 }
 
 bool Switch::admit(int out, uint8_t cls, uint32_t bytes) const {
-  const uint64_t q = ports_[out]->queue_bytes[cls];
+  const uint64_t q = ports_[out]->classes[cls].queue_bytes;
   const uint64_t r = config_.buffer.reserved_bytes;
   if (q + bytes <= r) return true;
   // The part of this packet beyond the reserve comes from the shared pool.
@@ -208,11 +208,11 @@ bool Switch::admit(int out, uint8_t cls, uint32_t bytes) const {
 }
 
 void Switch::buffer_add(int out, uint8_t cls, int64_t bytes) {
-  account(ports_[out]->queue_bytes[cls], bytes);
+  account(ports_[out]->classes[cls].queue_bytes, bytes);
 }
 
 void Switch::ingress_add(int in, uint8_t cls, int64_t bytes) {
-  account(ports_[in]->ingress_held[cls], bytes);
+  account(ports_[in]->classes[cls].ingress_held, bytes);
 }
 
 void Switch::account(uint64_t& q, int64_t bytes) {
@@ -224,7 +224,7 @@ void Switch::account(uint64_t& q, int64_t bytes) {
 }
 
 bool Switch::pool_takes(int in, uint8_t cls, uint32_t bytes) const {
-  const uint64_t q = ports_[in]->ingress_held[cls];
+  const uint64_t q = ports_[in]->classes[cls].ingress_held;
   const uint64_t r = config_.buffer.reserved_bytes;
   if (q + bytes <= r) return true;
   return shared_used_ + (q + bytes - std::max(q, r)) <= shared_size();
@@ -242,12 +242,12 @@ void Switch::release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom)
   if (config_.ib_vl_buffer_bytes) ports_[ingress]->fc->freed(cls, bytes);
   if (!lossless(cls)) return;
   Port& in = *ports_[ingress];
-  if (in_headroom) in.headroom_used[cls] -= bytes;
+  if (in_headroom) in.classes[cls].headroom_used -= bytes;
   else if (shared_buffer()) ingress_add(ingress, cls, -static_cast<int64_t>(bytes));
-  in.ingress_bytes[cls] -= bytes;
+  in.classes[cls].ingress_bytes -= bytes;
   // Resume only with the headroom empty (as the HPCC simulator's SwitchMmu does): what sits
   // in headroom when XON goes would shrink the headroom of the next pause.
-  if (in.ingress_bytes[cls] <= config_.pfc.xon_bytes && in.headroom_used[cls] == 0) in.pfc->xon(cls);
+  if (in.classes[cls].ingress_bytes <= config_.pfc.xon_bytes && in.classes[cls].headroom_used == 0) in.pfc->xon(cls);
 }
 
 bool Switch::holds_data() const {
