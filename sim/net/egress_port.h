@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -110,53 +111,59 @@ class PacketTap {
 // The packets of one egress class. With `by_ingress`, packets are kept per switch ingress
 // port and served round robin, one packet per ingress port in turn (the arbitration of an
 // input-buffered / VOQ switch); otherwise (and at host ports) one FIFO in arrival order.
-// Sub-queue 0 (the FIFO, and locally made packets under round robin) lives inline: until a
-// packet comes with by_ingress, a push and a pop touch only it, not the round-robin state.
+// Sub-queue 0 (the FIFO, and locally made packets under round robin) lives inline, and the
+// round-robin state is made when the first packet comes by ingress: a FIFO class is 40 bytes
+// and a push or a pop touches only its ring.
 class ClassQueue {
  public:
-  bool empty() const { return count_ == 0; }
-  size_t size() const { return count_; }
-  const PacketPtr& front() const { return more_.empty() ? first_.front() : sub(active_.front()).front(); }
+  bool empty() const { return size() == 0; }
+  size_t size() const { return rr_ ? rr_->count : first_.size(); }
+  const PacketPtr& front() const { return rr_ ? sub(rr_->active.front()).front() : first_.front(); }
   void push_back(PacketPtr p, bool by_ingress) {
     const size_t i = by_ingress && p->switch_ingress >= 0 ? static_cast<size_t>(p->switch_ingress) + 1 : 0;
-    if (i > more_.size()) {
+    if (i > 0 && !rr_) {
       // Round robin from now on: sub-queue 0, if it holds packets, takes its turn first.
-      if (more_.empty() && !first_.empty()) active_.push_back(0);
-      more_.resize(i);
+      rr_ = std::make_unique<RoundRobin>();
+      rr_->count = first_.size();
+      if (!first_.empty()) rr_->active.push_back(0);
     }
-    ++count_;
-    if (more_.empty()) {
+    if (!rr_) {
       first_.push_back(std::move(p));
       return;
     }
+    if (i > rr_->more.size()) rr_->more.resize(i);
+    ++rr_->count;
     Ring<PacketPtr>& q = sub(i);
-    if (q.empty()) active_.push_back(i);
+    if (q.empty()) rr_->active.push_back(i);
     q.push_back(std::move(p));
   }
   PacketPtr pop_front() {
-    --count_;
-    if (more_.empty()) {
+    if (!rr_) {
       PacketPtr p = std::move(first_.front());
       first_.pop_front();
       return p;
     }
-    const size_t i = active_.front();
-    active_.pop_front();
+    --rr_->count;
+    const size_t i = rr_->active.front();
+    rr_->active.pop_front();
     Ring<PacketPtr>& q = sub(i);
     PacketPtr p = std::move(q.front());
     q.pop_front();
-    if (!q.empty()) active_.push_back(i);  // its next packet waits for the others' turn
+    if (!q.empty()) rr_->active.push_back(i);  // its next packet waits for the others' turn
     return p;
   }
 
  private:
-  Ring<PacketPtr>& sub(size_t i) { return i == 0 ? first_ : more_[i - 1]; }
-  const Ring<PacketPtr>& sub(size_t i) const { return i == 0 ? first_ : more_[i - 1]; }
+  struct RoundRobin {
+    std::vector<Ring<PacketPtr>> more;   // sub-queue i >= 1 (ingress port i - 1), grown on first use
+    Ring<size_t> active;                 // non-empty sub-queues in service order
+    size_t count = 0;                    // packets in all sub-queues
+  };
+  Ring<PacketPtr>& sub(size_t i) { return i == 0 ? first_ : rr_->more[i - 1]; }
+  const Ring<PacketPtr>& sub(size_t i) const { return i == 0 ? first_ : rr_->more[i - 1]; }
 
   Ring<PacketPtr> first_;                // sub-queue 0
-  size_t count_ = 0;
-  std::vector<Ring<PacketPtr>> more_;    // sub-queue i >= 1 (ingress port i - 1), grown on first use
-  Ring<size_t> active_;   // round robin only: non-empty sub-queues in service order
+  std::unique_ptr<RoundRobin> rr_;
 };
 
 class EgressPort {
@@ -285,12 +292,13 @@ class EgressPort {
   // One class's queue and what each packet's pass reads and writes with it. A struct per
   // class, not an array per field: at 1024 hosts the ports do not fit in the cache, and
   // each array was another line to miss per packet.
-  struct alignas(64) ClassState {
+  struct alignas(64) ClassState {   // 64 bytes: one line per class
     uint64_t queued_bytes = 0;
     Time paused_until = 0;
     Time ignore_pause_until = 0;   // PFC watchdog: pauses ignored until then
     ClassQueue queue;
   };
+  static_assert(sizeof(ClassState) == 64, "a class's per-packet state is one cache line");
 
   // What every packet's pass through the port reads or writes comes first, together (the
   // members after counters_ are for pauses, the watchdog, DWRR, VL arbitration, series).
