@@ -28,6 +28,8 @@ class PortWatch final : public net::PacketTap {
   void on_transmit(const net::Packet& pkt, Time now) override;
   // Each frame replaces the class's pause end; contiguous pauses merge into one span.
   void on_pause(uint8_t cls, Time now, Time until) override;
+  // Without a byte series the port need not call on_transmit (tx_bytes() then stays 0).
+  bool wants_transmits() const override { return interval_ > 0; }
 
   // (period index, wire bytes) in increasing period order.
   const std::vector<std::pair<uint32_t, uint64_t>>& tx_bins() const { return bins_; }

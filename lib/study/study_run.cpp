@@ -6,6 +6,8 @@
 
 #include <map>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "lib/inproc/runtime.h"
 #include "lib/study/flow_programs.h"
@@ -202,9 +204,9 @@ class Runner {
     if (p.kind != net::PacketKind::Transport || p.payload_len == 0) return;
     // A transport packet on the fabric was built by an HCA (sim/nic/rdma_packet.h).
     const uint32_t dest_qp = nic::rdma_view(p).bth.dest_qp;
-    auto it = rx_flow_.find(uint64_t{nic} << 32 | (dest_qp & 0xffffff));
-    if (it == rx_flow_.end()) return;
-    FlowRun& fr = runs_[it->second];
+    const size_t flow = rx_flow(nic, dest_qp & 0xffffff);
+    if (flow == kNoFlow) return;
+    FlowRun& fr = runs_[flow];
     FlowResult& r = *fr.res;
     const Time now = engine_.now();
     if (r.first_byte < 0) r.first_byte = now, r.udp_sport = p.udp_src_port;
@@ -219,11 +221,31 @@ class Runner {
     }
     // Unreliable transports finish when every byte has arrived (their requester's
     // completions only say the packets left).
-    if (fr.spec->qp != QpKind::RC && !fr.done && r.bytes_received >= fr.spec->bytes) finish(it->second);
+    if (fr.spec->qp != QpKind::RC && !fr.done && r.bytes_received >= fr.spec->bytes) finish(flow);
   }
 
  private:
   static constexpr size_t kMaxBins = 1'000'000;
+  static constexpr size_t kNoFlow = SIZE_MAX;
+
+  // The flow whose payload arrives on (NIC, QPN), or kNoFlow. A NIC receives a handful of
+  // flows: a short list per NIC, where a map of all (NIC, QPN) was a tree walk through
+  // cold nodes on every packet.
+  size_t rx_flow(size_t nic, uint32_t qpn) const {
+    if (nic >= rx_flow_.size()) return kNoFlow;
+    for (const auto& [q, flow] : rx_flow_[nic])
+      if (q == qpn) return flow;
+    return kNoFlow;
+  }
+  void set_rx_flow(size_t nic, uint32_t qpn, size_t flow) {
+    if (nic >= rx_flow_.size()) rx_flow_.resize(nic + 1);
+    for (auto& [q, f] : rx_flow_[nic])
+      if (q == qpn) {
+        f = flow;
+        return;
+      }
+    rx_flow_[nic].emplace_back(qpn, flow);
+  }
 
   // A PortWatch on every egress port: PFC pauses everywhere, the byte series where observed.
   void watch_ports() {
@@ -354,7 +376,7 @@ class Runner {
     fr.rcv_addr = kBufferAddr;
     fr.rcv_lkey = keys_[f.dst].lkey;
     fr.to_rcv = av_to(f.dst, f.priority);
-    rx_flow_[uint64_t{f.dst} << 32 | fr.rcv_qp] = k;
+    set_rx_flow(f.dst, fr.rcv_qp, k);
     if (f.op == Op::Send) {
       while (fr.recvs_posted < std::min<uint64_t>(rdepth, f.messages)) post_recv(k);
     }
@@ -572,7 +594,7 @@ class Runner {
       // The data leaves the requester's QP (WRITE, SEND) or the responder's (READ).
       ((req == (f.op != Op::Read)) ? fr.res->data_src_qpn : fr.res->data_dst_qpn) = fk.qpn;
       // The payload arrives at dst: on the responder's QP, or a READ's requester's.
-      if ((fk.what == FlowKey::Req) == (f.op == Op::Read)) rx_flow_[uint64_t{f.dst} << 32 | fk.qpn] = fk.flow;
+      if ((fk.what == FlowKey::Req) == (f.op == Op::Read)) set_rx_flow(f.dst, fk.qpn, fk.flow);
       return;
     }
     fr.res->messages_completed = fk.messages;
@@ -599,7 +621,7 @@ class Runner {
   std::vector<uint32_t> pds_;
   std::vector<MrKeys> keys_;
   std::vector<FlowRun> runs_;
-  std::map<uint64_t, size_t> rx_flow_;   // (dst NIC << 32 | QPN) -> flow
+  std::vector<std::vector<std::pair<uint32_t, size_t>>> rx_flow_;   // per dst NIC: (QPN, flow)
   size_t finished_ = 0;
   uint64_t bytes_total_ = 0, bytes_received_ = 0, rx_packets_ = 0;
   std::chrono::steady_clock::time_point wall0_;

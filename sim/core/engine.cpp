@@ -83,13 +83,17 @@ bool Engine::step() {
   queue_.pop();
   if (queue_.size() >= kLookaheadDepth) {
     // Look ahead while this event runs (at scale each event starts with cache misses):
-    // the next event's slot was fetched during the previous step; fetch the object its
-    // callable's first captured word points to (a lambda's `this`, or a boxed callable),
-    // and the slot of the event after it (the smallest of the root's children).
+    // the next event's slot was fetched during the previous step; fetch the first two
+    // lines of the object its callable's first captured word points to (a lambda's `this`,
+    // or a boxed callable: a port's per-packet members span both), the address it said it
+    // reads first (ReadFirst), and the slot of the event after it (the smallest of the
+    // root's children).
     const EventSlot& next = slots_[queue_.top().key & kSlotMask];
     const void* obj;
     std::memcpy(&obj, next.storage, sizeof obj);
     __builtin_prefetch(obj);
+    __builtin_prefetch(static_cast<const char*>(obj) + 64);
+    if (next.hint) __builtin_prefetch(next.hint);
     if (const HeapEntry* after = queue_.second()) __builtin_prefetch(&slots_[after->key & kSlotMask]);
   }
   const uint32_t slot = static_cast<uint32_t>(e.key & kSlotMask);

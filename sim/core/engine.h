@@ -23,6 +23,11 @@ struct EventId {
   friend bool operator==(EventId, EventId) = default;
 };
 
+// An address a scheduled event reads early on (Engine::schedule_at).
+struct ReadFirst {
+  const void* address = nullptr;
+};
+
 // One simulation. Everything in sim/ takes an Engine& explicitly: there are no globals,
 // so two engines can live in one process (and one test).
 //
@@ -43,10 +48,13 @@ class Engine {
   // Schedules `cb` (any callable taking no arguments: a lambda, a Callback) at absolute
   // time `t` (>= now()). Returns a handle for cancel(). A callable of up to 40 bytes is
   // stored in the event's slot without a heap allocation.
+  // `read_first`, when given, is an address the event reads early on (the packet it
+  // delivers, say): at depth the engine fetches it into the cache while the event before
+  // it runs. A hint only; what the event does is the same with or without it.
   template <class F>
-  EventId schedule_at(Time t, F&& cb) {
+  EventId schedule_at(Time t, F&& cb, ReadFirst read_first = {}) {
     const uint32_t slot = take_slot(t);
-    slots_[slot].emplace(std::forward<F>(cb));
+    slots_[slot].emplace(std::forward<F>(cb), read_first.address);
     return enqueue(t, slot);
   }
   template <class F>

@@ -1,7 +1,8 @@
 // Where the engine keeps a scheduled event's callback: one 64-byte slot holding the
-// event's sequence and the callable itself when it fits in 40 bytes (a lambda capturing
-// up to five pointers, or a std::function), else a pointer to it on the heap. Slots live
-// in fixed chunks, so a callable is never moved once stored.
+// event's sequence, an optional address the event will read first (a hint the engine
+// fetches ahead, engine.cpp), and the callable itself when it fits in 40 bytes (a lambda
+// capturing up to five pointers, or a std::function), else a pointer to it on the heap.
+// Slots live in fixed chunks, so a callable is never moved once stored.
 #pragma once
 
 #include <cstddef>
@@ -18,39 +19,40 @@ namespace rdmasim {
 struct alignas(64) EventSlot {
   static constexpr uint64_t kFree = ~0ull;
   static constexpr size_t kInline = 40;
+  enum class Op { Run, Destroy };
 
   uint64_t seq = kFree;  // sequence of the event armed in this slot, kFree if none
-  void (*invoke)(void*) = nullptr;
-  void (*destroy)(void*) = nullptr;  // nullptr when no callable is stored
+  void (*op)(void*, Op) = nullptr;  // runs or destroys the callable; nullptr when none is stored
+  const void* hint = nullptr;       // see Engine::schedule_at; nullptr: none
   alignas(8) unsigned char storage[kInline];
 
   template <class F>
-  void emplace(F&& f) {
+  void emplace(F&& f, const void* read_first = nullptr) {
     using D = std::decay_t<F>;
+    hint = read_first;
     if constexpr (sizeof(D) <= kInline && alignof(D) <= 8) {
       ::new (static_cast<void*>(storage)) D(std::forward<F>(f));
-      invoke = [](void* p) { (*std::launder(static_cast<D*>(p)))(); };
-      destroy = [](void* p) { std::launder(static_cast<D*>(p))->~D(); };
+      op = [](void* p, Op o) {
+        D* d = std::launder(static_cast<D*>(p));
+        if (o == Op::Run) (*d)();
+        else d->~D();
+      };
     } else {
       D* boxed = new D(std::forward<F>(f));
       std::memcpy(storage, &boxed, sizeof boxed);
-      invoke = [](void* p) {
+      op = [](void* p, Op o) {
         D* d;
         std::memcpy(&d, p, sizeof d);
-        (*d)();
-      };
-      destroy = [](void* p) {
-        D* d;
-        std::memcpy(&d, p, sizeof d);
-        delete d;
+        if (o == Op::Run) (*d)();
+        else delete d;
       };
     }
   }
-  void run() { invoke(storage); }
+  void run() { op(storage, Op::Run); }
   void reset() {
-    if (destroy) destroy(storage);
-    destroy = nullptr;
-    invoke = nullptr;
+    if (op) op(storage, Op::Destroy);
+    op = nullptr;
+    hint = nullptr;
   }
 };
 static_assert(sizeof(EventSlot) == 64);

@@ -34,9 +34,12 @@ class SetPool {
   }
 
   std::span<const T> operator[](uint32_t n) const {
-    const uint32_t b = n ? end_[n - 1] : 0;
+    const uint32_t b = begin(n);
     return {items_.data() + b, end_[n] - b};
   }
+  // Where set n starts among all the items (data()), for callers that keep (start, length).
+  uint32_t begin(uint32_t n) const { return n ? end_[n - 1] : 0; }
+  const T* data() const { return items_.data(); }
   size_t size() const { return end_.size(); }
 
  private:

@@ -21,7 +21,9 @@ std::vector<PacketPtr> DelayLine::clear() {
 }
 
 void DelayLine::arm() {
-  pending_ = engine_.schedule_at(fifo_.front().first, [this] { deliver_head(); });
+  // The receiving node reads the packet first (a switch's forwarding, the HCA's headers).
+  pending_ = engine_.schedule_at(fifo_.front().first, [this] { deliver_head(); },
+                                 ReadFirst{fifo_.front().second.get()});
 }
 
 void DelayLine::deliver_head() {

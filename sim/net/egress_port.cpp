@@ -368,12 +368,14 @@ void EgressPort::try_start() {
   // The port is busy from here on: the dequeue hook may enqueue onto this same port (a
   // switch returning IB credit or sending XON to the port a packet came in on, as for a
   // host sending to itself), and that packet must wait behind this one.
-  tx_done_ = engine_.schedule_at(end, [this] { tx_done(); });
+  // tx_done counts the packet in its class's counters: a line of its own, cold by then at
+  // scale (the port's first lines are fetched ahead anyway, Engine::step).
+  tx_done_ = engine_.schedule_at(end, [this] { tx_done(); }, ReadFirst{&counters_.classes[class_on_wire_]});
   if (stamp_int_ && on_wire_->int_request) stamp_int(*on_wire_, now);
   if (dequeue_hook_) dequeue_hook_(*on_wire_);
   if (early_handoff_) {
     on_wire_->last_bit_at = end + handoff_latency_;
-    if (tap_) tap_->on_transmit(*on_wire_, end);  // stamped when its last bit leaves, as below
+    if (tap_transmits_) tap_->on_transmit(*on_wire_, end);  // stamped when its last bit leaves, as below
     if (sink_) sink_(std::move(on_wire_));
   }
 }
@@ -399,7 +401,7 @@ void EgressPort::tx_done() {
     counters_.classes[class_on_wire_].tx_bytes += wire_bytes_on_wire_;
   }
   PacketPtr pkt = std::move(on_wire_);
-  if (tap_ && pkt) tap_->on_transmit(*pkt, engine_.now());
+  if (tap_transmits_ && pkt) tap_->on_transmit(*pkt, engine_.now());
   try_start();
   if (pkt && sink_) sink_(std::move(pkt));
   if (drain_cb_) drain_cb_();

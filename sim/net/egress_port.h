@@ -106,6 +106,9 @@ class PacketTap {
   // Engine context: a PFC frame set class `cls` paused from `now` until `until` (until <=
   // now: resumed), replacing what an earlier frame had set.
   virtual void on_pause(uint8_t cls, Time now, Time until) { (void)cls, (void)now, (void)until; }
+  // False: the tap wants pauses only, and the port skips on_transmit (asked once, when the
+  // tap is set: a call per packet to a tap that ignores it is a cache miss per packet).
+  virtual bool wants_transmits() const { return true; }
 };
 
 // The packets of one egress class. With `by_ingress`, packets are kept per switch ingress
@@ -268,7 +271,10 @@ class EgressPort {
   void set_dequeue_hook(std::function<void(const Packet&)> hook) { dequeue_hook_ = std::move(hook); }
   // Called with each packet when its last bit left the port (nullptr: none; the cost when
   // no tap is set is one null check per packet). The tap must outlive the port or be reset.
-  void set_tap(PacketTap* tap) { tap_ = tap; }
+  void set_tap(PacketTap* tap) {
+    tap_ = tap;
+    tap_transmits_ = tap && tap->wants_transmits();
+  }
   PacketTap* tap() const { return tap_; }
 
  private:
@@ -319,6 +325,7 @@ class EgressPort {
   bool stamp_int_;                    // config_.stamp_int
   bool by_ingress_;                   // config_.ingress_round_robin
   bool sampling_ = false;             // the series is on and not full
+  bool tap_transmits_ = false;        // tap_ && tap_->wants_transmits()
   bool link_up_ = true;
   bool credits_enabled_ = false;
   bool early_handoff_ = false;

@@ -82,13 +82,12 @@ struct Packet {
   // A copy of the same dynamic type (a PacketPtr to a Packet or to a derived packet).
   virtual std::unique_ptr<Packet> clone() const { return std::make_unique<Packet>(*this); }
 
-  uint64_t id = 0;                 // unique per engine; for traces
+  // --- network part (what switches look at) ---
+  // What a switch reads and writes on each hop comes first, up to last_bit_at, within the
+  // first 64 bytes with the vtable pointer: at scale a packet is cold at every hop, and a
+  // second line was a second miss in every forward.
   PacketKind kind = PacketKind::Transport;
   LinkLayer link_layer = LinkLayer::RoCEv2;
-
-  // --- network part (what switches look at) ---
-  Address src = 0;
-  Address dst = 0;
   uint8_t priority = 0;            // traffic class (0..7): PCP/DSCP-derived on Ethernet, SL on IB
   uint8_t vl = 0;                  // the egress queue it is sent from on this hop: the IB virtual lane
                                    // (from the port's SL-to-VL table), else priority & 7
@@ -97,14 +96,17 @@ struct Packet {
   uint8_t dscp = 0;
   bool ect = true;                 // ECN-capable transport
   bool ce = false;                 // congestion experienced (set by a switch)
+  bool int_request = false;        // switches append an IntHop at each egress (HPCC)
   uint16_t udp_src_port = 0;       // RoCEv2 entropy; ECMP hashes it
+  Address src = 0;
+  Address dst = 0;
   uint32_t flow_hash = 0;          // for non-RoCE fabrics: a per-flow value ECMP hashes
   uint32_t wire_bytes = 0;         // bytes the packet occupies on the wire, all overheads included
-  uint32_t frame_bytes = 0;        // bytes a capture shows (headers + payload + CRCs, no preamble/IFG)
-  Time created = 0;                // when the sender built it
   int32_t switch_ingress = -1;     // set by a switch while the packet is in its buffer (PFC accounting)
   Time last_bit_at = 0;            // cut-through: when its last bit reaches the current switch
-  bool int_request = false;        // switches append an IntHop at each egress (HPCC)
+  uint64_t id = 0;                 // unique per engine; for traces
+  Time created = 0;                // when the sender built it
+  uint32_t frame_bytes = 0;        // bytes a capture shows (headers + payload + CRCs, no preamble/IFG)
   std::vector<IntHop> int_hops;    // empty (no allocation) unless int_request
 
   // --- control frames ---

@@ -2,15 +2,18 @@
 // Built once when the fabric is wired, read for every packet a switch forwards, and held by
 // every switch for every destination (1280 switches x 8192 NICs at k=32), so it is small and
 // flat. The fabric numbers its destinations once (AddressIndex, an open-addressing hash of
-// the addresses shared by all its switches); each switch keeps one set number per
-// destination and each of its distinct port sets once (a switch has about one set per port:
-// every NIC beyond the pod leaves an edge switch by the same uplinks).
+// the addresses shared by all its switches); each switch keeps one 4-byte entry per
+// destination (where its port set starts, and its length) and each distinct port set once
+// (a switch has about one set per port: every NIC beyond the pod leaves an edge switch by
+// the same uplinks).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -78,20 +81,33 @@ class RouteTable {
     if (!index_) index_ = std::make_shared<AddressIndex>();
     const uint32_t i = index_->add(dst);
     if (i >= set_of_.size()) set_of_.resize(i + 1, 0);
-    set_of_[i] = sets_.intern(std::span<const int>(ports), order_) + 1;
+    if (ports.size() > kMaxSetSize)
+      throw std::length_error("a route with " + std::to_string(ports.size()) + " ports (at most " +
+                              std::to_string(kMaxSetSize) + ")");
+    const uint32_t n = sets_.intern(std::span<const int>(ports), order_);
+    if (sets_.begin(n) >= (uint32_t{1} << kStartBits))
+      throw std::length_error("a forwarding table with more than 2^20 ports in its distinct sets");
+    set_of_[i] = sets_.begin(n) << kCountBits | static_cast<uint32_t>(ports.size());
   }
 
   // The ports for `dst`; empty when no route was set.
   std::span<const int> get(Address dst) const {
     if (!index_) return {};
     const uint32_t i = index_->find(dst);
-    if (i >= set_of_.size() || set_of_[i] == 0) return {};
-    return sets_[set_of_[i] - 1];
+    if (i >= set_of_.size()) return {};
+    const uint32_t e = set_of_[i];
+    return {sets_.data() + (e >> kCountBits), e & kCountMask};
   }
 
  private:
+  // A destination's entry is its set's (start, length) in sets_, packed: the lookup needs
+  // no second table (the set numbers' ends) on its way to the ports.
+  static constexpr int kCountBits = 12, kStartBits = 20;
+  static constexpr uint32_t kCountMask = (uint32_t{1} << kCountBits) - 1;
+  static constexpr size_t kMaxSetSize = kCountMask;
+
   std::shared_ptr<AddressIndex> index_;
-  std::vector<uint32_t> set_of_;  // per destination number: its set's number + 1 (0: none)
+  std::vector<uint32_t> set_of_;  // per destination number: start << 12 | length (0: no route)
   SetPool<int> sets_;              // the distinct port sets
   std::vector<uint32_t> order_;    // their numbers, in search order
 };

@@ -50,22 +50,22 @@ int Switch::add_port(Rate rate, uint32_t peer_buffer_bytes) {
   ec.rate = rate;
   ec.ingress_round_robin = config_.ingress_round_robin;
   ec.stamp_int = true;  // switches answer INT requests (HPCC); hosts do not stamp
-  auto p = std::make_unique<Port>();
-  p->headroom = config_.pfc.headroom_bytes;
-  p->egress = std::make_unique<EgressPort>(engine_, ec);
-  p->pfc = std::make_unique<PfcSender>(engine_, *p->egress);
+  Port p;
+  p.headroom = config_.pfc.headroom_bytes;
+  p.egress = std::make_unique<EgressPort>(engine_, ec);
+  p.pfc = std::make_unique<PfcSender>(engine_, *p.egress);
   if (config_.ib_vl_buffer_bytes) {
-    p->egress->enable_credits(peer_buffer_bytes);
-    p->fc = std::make_unique<IbFlowControl>(engine_, *p->egress, config_.ib_vl_buffer_bytes);
+    p.egress->enable_credits(peer_buffer_bytes);
+    p.fc = std::make_unique<IbFlowControl>(engine_, *p.egress, config_.ib_vl_buffer_bytes);
   }
   const int idx = static_cast<int>(ports_.size());
-  p->egress->set_dequeue_hook([this, idx](const Packet& pkt) { on_dequeue(idx, pkt); });
+  p.egress->set_dequeue_hook([this, idx](const Packet& pkt) { on_dequeue(idx, pkt); });
   ports_.push_back(std::move(p));
   return static_cast<int>(ports_.size() - 1);
 }
 
 void Switch::receive(PacketPtr pkt, int port) {
-  PortCounters& c = ports_[port]->egress->counters();
+  PortCounters& c = ports_[port].egress->counters();
   ++c.rx_packets;
   c.rx_bytes += pkt->wire_bytes;
   // The class it arrived in: its VL on InfiniBand (the upstream port mapped the SL), else
@@ -76,14 +76,14 @@ void Switch::receive(PacketPtr pkt, int port) {
     c.classes[cls].rx_bytes += pkt->wire_bytes;
   }
   if (pkt->kind == PacketKind::PfcPause) {
-    ports_[port]->egress->apply_pause(*pkt);
+    ports_[port].egress->apply_pause(*pkt);
     return;
   }
   if (pkt->kind == PacketKind::IbCredit) {
-    if (ports_[port]->fc) ports_[port]->fc->on_fcp(*pkt);
+    if (ports_[port].fc) ports_[port].fc->on_fcp(*pkt);
     return;
   }
-  if (ports_[port]->fc) ports_[port]->fc->received(cls, pkt->wire_bytes);
+  if (ports_[port].fc) ports_[port].fc->received(cls, pkt->wire_bytes);
   pkt->switch_ingress = port;
   pkt->ingress_class = cls;
   pkt->in_headroom = false;
@@ -92,7 +92,7 @@ void Switch::receive(PacketPtr pkt, int port) {
 }
 
 bool Switch::admit_lossless(Packet& pkt, int port, uint8_t cls) {
-  Port& in = *ports_[port];
+  Port& in = ports_[port];
   const uint32_t bytes = pkt.wire_bytes;
   // Headroom takes what arrives while XOFF holds (with a limit) and whatever the shared
   // pool cannot take (the pool is the one that must never overflow).
@@ -132,7 +132,7 @@ void Switch::forward(PacketPtr pkt) {
   const int out = r.size() == 1 ? r[0] : pick_port(r, *pkt);
   const int ingress = pkt->switch_ingress;
   const uint8_t in_cls = pkt->ingress_class;
-  const uint8_t cls = ports_[out]->egress->class_of(pkt->priority);  // egress queue (VL)
+  const uint8_t cls = ports_[out].egress->class_of(pkt->priority);  // egress queue (VL)
   const uint32_t bytes = pkt->wire_bytes;
   // A dropped packet leaves the buffer at once. A lossy class is admitted here, by its
   // egress queue's class limit and (with a shared buffer) its dynamic threshold.
@@ -143,15 +143,15 @@ void Switch::forward(PacketPtr pkt) {
   const bool shared = egress_limited && shared_buffer();
   const bool in_headroom = pkt->in_headroom;
   if (shared && !admit(out, cls, bytes)) {
-    PortCounters& c = ports_[out]->egress->counters();
+    PortCounters& c = ports_[out].egress->counters();
     ++c.drops;
     ++c.classes[cls].drops;
     c.drop_bytes += bytes;
     release(ingress, in_cls, bytes, in_headroom);
     return;
   }
-  if (ib) ports_[out]->fc->queued();
-  if (!ports_[out]->egress->enqueue(std::move(pkt), /*ignore_limit=*/!egress_limited)) {
+  if (ib) ports_[out].fc->queued();
+  if (!ports_[out].egress->enqueue(std::move(pkt), /*ignore_limit=*/!egress_limited)) {
     release(ingress, in_cls, bytes, in_headroom);
     return;
   }
@@ -169,7 +169,7 @@ int Switch::pick_port(std::span<const int> ports, const Packet& pkt) {
   bool tie = false;
   for (size_t i = 0; i < n; ++i) {
     const int p = ports[(start + i) % n];
-    const EgressPort& e = *ports_[p]->egress;
+    const EgressPort& e = *ports_[p].egress;
     const uint64_t q = e.queued_bytes(e.class_of(pkt.priority)) * 2 + (e.busy() ? 1 : 0);
     if (best < 0 || q < best_bytes) {
       best = p;
@@ -197,7 +197,7 @@ double Switch::dynamic_limit(uint8_t cls) const {
 }
 
 bool Switch::admit(int out, uint8_t cls, uint32_t bytes) const {
-  const uint64_t q = ports_[out]->classes[cls].queue_bytes;
+  const uint64_t q = ports_[out].classes[cls].queue_bytes;
   const uint64_t r = config_.buffer.reserved_bytes;
   if (q + bytes <= r) return true;
   // The part of this packet beyond the reserve comes from the shared pool.
@@ -208,11 +208,11 @@ bool Switch::admit(int out, uint8_t cls, uint32_t bytes) const {
 }
 
 void Switch::buffer_add(int out, uint8_t cls, int64_t bytes) {
-  account(ports_[out]->classes[cls].queue_bytes, bytes);
+  account(ports_[out].classes[cls].queue_bytes, bytes);
 }
 
 void Switch::ingress_add(int in, uint8_t cls, int64_t bytes) {
-  account(ports_[in]->classes[cls].ingress_held, bytes);
+  account(ports_[in].classes[cls].ingress_held, bytes);
 }
 
 void Switch::account(uint64_t& q, int64_t bytes) {
@@ -224,7 +224,7 @@ void Switch::account(uint64_t& q, int64_t bytes) {
 }
 
 bool Switch::pool_takes(int in, uint8_t cls, uint32_t bytes) const {
-  const uint64_t q = ports_[in]->classes[cls].ingress_held;
+  const uint64_t q = ports_[in].classes[cls].ingress_held;
   const uint64_t r = config_.buffer.reserved_bytes;
   if (q + bytes <= r) return true;
   return shared_used_ + (q + bytes - std::max(q, r)) <= shared_size();
@@ -239,9 +239,9 @@ void Switch::on_dequeue(int port, const Packet& pkt) {
 
 void Switch::release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom) {
   if (ingress < 0) return;
-  if (config_.ib_vl_buffer_bytes) ports_[ingress]->fc->freed(cls, bytes);
+  if (config_.ib_vl_buffer_bytes) ports_[ingress].fc->freed(cls, bytes);
   if (!lossless(cls)) return;
-  Port& in = *ports_[ingress];
+  Port& in = ports_[ingress];
   if (in_headroom) in.classes[cls].headroom_used -= bytes;
   else if (shared_buffer()) ingress_add(ingress, cls, -static_cast<int64_t>(bytes));
   in.classes[cls].ingress_bytes -= bytes;
@@ -252,8 +252,8 @@ void Switch::release(int ingress, uint8_t cls, uint32_t bytes, bool in_headroom)
 
 bool Switch::holds_data() const {
   if (pipeline_.holds_data()) return true;
-  for (const auto& p : ports_)
-    if (p->egress->holds_data()) return true;
+  for (const Port& p : ports_)
+    if (p.egress->holds_data()) return true;
   return false;
 }
 

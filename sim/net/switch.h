@@ -135,11 +135,11 @@ class Switch : public Node {
   size_t num_ports() const { return ports_.size(); }
   // A data packet is in the forwarding pipeline or an egress port.
   bool holds_data() const;
-  EgressPort& port(int i) { return *ports_[i]->egress; }
+  EgressPort& port(int i) { return *ports_[i].egress; }
   // InfiniBand: the port's link-level flow control (null on Ethernet).
-  IbFlowControl* flow_control(int i) { return ports_[i]->fc.get(); }
-  const EgressPort& port(int i) const { return *ports_[i]->egress; }
-  const PortCounters& counters(int i) const { return ports_[i]->egress->counters(); }
+  IbFlowControl* flow_control(int i) { return ports_[i].fc.get(); }
+  const EgressPort& port(int i) const { return *ports_[i].egress; }
+  const PortCounters& counters(int i) const { return ports_[i].egress->counters(); }
   uint64_t unroutable() const { return unroutable_; }
   // Shared buffer: bytes of the shared pool in use, and the limit a queue's excess over its
   // reserve has now (alpha * free, or the free pool when alpha is 0).
@@ -150,9 +150,9 @@ class Switch : public Node {
   double dynamic_limit(uint8_t cls = 0) const;
   bool lossless(uint8_t cls) const { return config_.pfc.enabled && (config_.pfc.class_mask >> (cls & 7) & 1); }
   // PFC headroom of port `port` per lossless class (see PfcConfig); 0 when not limited.
-  void set_headroom(int port, uint64_t bytes) { ports_[port]->headroom = bytes; }
-  uint64_t headroom(int port) const { return config_.pfc.headroom_limited ? ports_[port]->headroom : 0; }
-  uint64_t headroom_used(int port, uint8_t cls) const { return ports_[port]->classes[cls & 7].headroom_used; }
+  void set_headroom(int port, uint64_t bytes) { ports_[port].headroom = bytes; }
+  uint64_t headroom(int port) const { return config_.pfc.headroom_limited ? ports_[port].headroom : 0; }
+  uint64_t headroom_used(int port, uint8_t cls) const { return ports_[port].classes[cls & 7].headroom_used; }
 
   // Packets to `dst` leave by one of `ports`; with several, by hash of (src, dst,
   // udp_src_port, flow_hash), so one flow always takes one path (with adaptive_routing, by
@@ -206,7 +206,9 @@ class Switch : public Node {
   Engine& engine_;
   SwitchConfig config_;
   DelayLine pipeline_;
-  std::vector<std::unique_ptr<Port>> ports_;
+  // By value: a packet's visit reads its ports' entries with one load fewer. Entries move
+  // while ports are added (nothing keeps a Port's address; their parts stay put).
+  std::vector<Port> ports_;
   RouteTable routes_;
   uint64_t unroutable_ = 0;
   uint64_t shared_used_ = 0;

@@ -177,3 +177,30 @@ TEST_CASE("egress: a PFC frame is a frame on the wire — it waits for the packe
   CHECK(rx.arrivals[2].at == 2 * ps(334'240) + ps(6'720) + ns(500));
   CHECK(port.counters().pauses_sent == 1);
 }
+
+TEST_CASE("egress: a tap that wants pauses only is told of pauses, not of packets") {
+  // PacketTap::wants_transmits false (a study's port watch without a byte series): the port
+  // skips on_transmit for every packet but still reports each PFC pause.
+  struct Tap : PacketTap {
+    bool transmits = true;
+    int sent = 0, pauses = 0;
+    void on_transmit(const Packet&, Time) override { ++sent; }
+    void on_pause(uint8_t, Time, Time) override { ++pauses; }
+    bool wants_transmits() const override { return transmits; }
+  };
+  for (bool transmits : {true, false}) {
+    Engine e;
+    EgressPort port(e, EgressConfig{.rate = Rate::gbps(100)});
+    test::Recorder rx(e);
+    LinkDirection link(e, port, rx, 0, 0);
+    Tap tap;
+    tap.transmits = transmits;
+    port.set_tap(&tap);
+    port.pause_class(3, 100);
+    for (int i = 0; i < 3; ++i) port.enqueue(test::roce_packet(1000, 3));
+    e.run();
+    CHECK(rx.arrivals.size() == 3);
+    CHECK(tap.sent == (transmits ? 3 : 0));
+    CHECK(tap.pauses == 1);
+  }
+}

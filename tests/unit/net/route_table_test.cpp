@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/core/rng.h"
@@ -71,4 +72,18 @@ TEST_CASE("route tables sharing one address index keep their own routes") {
   CHECK(index->find(0x0a000001) == 0);
   CHECK(index->find(0x0a000003) == 2);
   CHECK(index->find(0x0a000004) == rdmasim::net::AddressIndex::kNone);
+}
+
+TEST_CASE("a route of more ports than an entry can name is refused, not cut short") {
+  // A destination's entry packs its set's length in 12 bits: 4095 ports at most (a switch
+  // of 4096 ports, one of them the way in). One more is refused with std::length_error,
+  // where silently wrapping the length would send packets out of the wrong ports.
+  RouteTable t;
+  std::vector<int> widest(4095);
+  for (size_t i = 0; i < widest.size(); ++i) widest[i] = static_cast<int>(i);
+  t.set(0x0a000001, widest);
+  CHECK(same(t.get(0x0a000001), widest));
+  widest.push_back(4095);
+  CHECK_THROWS_AS(t.set(0x0a000002, widest), std::length_error);
+  CHECK(t.get(0x0a000002).empty());
 }
