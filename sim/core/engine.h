@@ -58,8 +58,8 @@ class Engine {
     return enqueue(t, slot);
   }
   template <class F>
-  EventId schedule_in(Time delay, F&& cb) {
-    return schedule_at(now_ + delay, std::forward<F>(cb));
+  EventId schedule_in(Time delay, F&& cb, ReadFirst read_first = {}) {
+    return schedule_at(now_ + delay, std::forward<F>(cb), read_first);
   }
 
   // Cancels a pending event. Returns false if it already ran, was cancelled, or is unknown.

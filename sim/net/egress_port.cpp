@@ -169,7 +169,7 @@ void EgressPort::apply_pause(const Packet& pfc) {
   ++counters_.pauses_received;
   for (uint8_t c = 0; c < kNumClasses; ++c) {
     if (pfc.pause_enable_mask & (1u << c)) {
-      ++counters_.classes[c].pauses_received;
+      ++counters_.class_pauses_received[c];
       pause_class(c, pfc.pause_quanta[c]);
     }
   }
@@ -385,17 +385,39 @@ void EgressPort::stamp_int(Packet& p, Time now) {
   uint64_t queued = 0;
   for (const ClassState& cs : classes_) queued += cs.queued_bytes;
   // tx_bytes counts whole packets at their last bit; the one starting now is not in it yet.
-  p.int_hops.push_back({counters_.tx_bytes, now, config_.rate.bps,
+  p.int_hops.push_back({tx_bytes_, now, config_.rate.bps,
                         static_cast<uint32_t>(std::min<uint64_t>(queued, UINT32_MAX))});
+}
+
+void EgressPort::count_rx(const Packet& pkt, uint8_t cls) {
+  if (is_data(pkt)) {
+    ClassCounters& k = counters_.classes[cls & 7];
+    ++k.rx_packets;
+    k.rx_bytes += pkt.wire_bytes;
+  } else {
+    ++control_rx_packets_;
+    control_rx_bytes_ += pkt.wire_bytes;
+  }
+}
+
+void EgressPort::fill_totals() const {
+  counters_.tx_packets = tx_packets_;
+  counters_.tx_bytes = tx_bytes_;
+  counters_.rx_packets = control_rx_packets_;
+  counters_.rx_bytes = control_rx_bytes_;
+  for (const ClassCounters& k : counters_.classes) {
+    counters_.rx_packets += k.rx_packets;
+    counters_.rx_bytes += k.rx_bytes;
+  }
 }
 
 void EgressPort::tx_done() {
   tx_done_ = EventId{};
-  ++counters_.tx_packets;
-  counters_.tx_bytes += wire_bytes_on_wire_;
+  ++tx_packets_;
+  tx_bytes_ += wire_bytes_on_wire_;
   if (kind_on_wire_ == PacketKind::PfcPause) {
     ++counters_.pauses_sent;
-    ++counters_.classes[class_on_wire_].pauses_sent;
+    ++counters_.class_pauses_sent[class_on_wire_];
   } else if (kind_on_wire_ != PacketKind::IbCredit) {
     ++counters_.classes[class_on_wire_].tx_packets;
     counters_.classes[class_on_wire_].tx_bytes += wire_bytes_on_wire_;

@@ -242,8 +242,25 @@ class EgressPort {
   // hook for each, so a switch releases their buffer.
   uint64_t flush_class(uint8_t cls);
 
-  PortCounters& counters() { return counters_; }
-  const PortCounters& counters() const { return counters_; }
+  // The port's counters. The totals every packet changes (tx and rx packets and bytes) are
+  // kept apart and filled in here: counting a packet touches the port's first lines and its
+  // class's counters only.
+  PortCounters& counters() {
+    fill_totals();
+    return counters_;
+  }
+  const PortCounters& counters() const {
+    fill_totals();
+    return counters_;
+  }
+  // For adding to the counters a packet does not change (drops, headroom): the totals are
+  // not filled in (do not read them here), which keeps a drop from reading every class.
+  PortCounters& counters_to_add() { return counters_; }
+  // The per-class counters alone (no totals to fill in).
+  const std::array<ClassCounters, kNumClasses>& class_counters() const { return counters_.classes; }
+  // Counts a packet that arrived from this port's link, in class `cls` (the receiving
+  // node's side of the port: a switch's ingress, a NIC's receive).
+  void count_rx(const Packet& pkt, uint8_t cls);
 
   // InfiniBand credit-based flow control. Once enabled, class (VL) c starts a packet only
   // while the bytes it has sent, plus the packet, stay within the flow-control credit limit
@@ -291,6 +308,7 @@ class EgressPort {
   // Non-empty, not paused, and (with credits) within the VL's credit limit.
   bool sendable(int cls) const;
   void tx_done();
+  void fill_totals() const;
   bool should_mark(uint8_t cls);
   void sample();      // before a queue-depth change
   void note_pause(uint8_t cls, Time until);
@@ -315,6 +333,7 @@ class EgressPort {
   Time next_sample_ = 0;              // when the queue-depth series takes its next sample
   uint64_t class_limit_bytes_;        // config_.class_limit_bytes
   Rate rate_;                         // config_.rate
+  uint64_t tx_packets_ = 0, tx_bytes_ = 0;  // every frame sent (counters().tx_*); INT's tx_bytes
   uint32_t busy_ = 0;  // bit c: class c's queue is not empty (pick_class visits only these)
   uint32_t wire_bytes_on_wire_ = 0;   // of the packet serializing (early handoff: already gone)
   PacketKind kind_on_wire_ = PacketKind::Transport;
@@ -334,7 +353,8 @@ class EgressPort {
   std::function<void(const Packet&)> dequeue_hook_;
   std::function<void()> drain_cb_;
   std::array<ClassState, kNumClasses> classes_;
-  PortCounters counters_;
+  mutable PortCounters counters_;   // totals filled in by counters()
+  uint64_t control_rx_packets_ = 0, control_rx_bytes_ = 0;   // PFC and IB credit frames received
 
   EgressConfig config_;
   Time handoff_latency_ = 0;

@@ -27,15 +27,9 @@ void HostPort::send(PacketPtr pkt) {
 void HostPort::set_ready_callback(std::function<void()> cb) { egress_.set_drain_callback(std::move(cb)); }
 
 void HostPort::receive(PacketPtr pkt, int) {
-  PortCounters& c = egress_.counters();
-  ++c.rx_packets;
-  c.rx_bytes += pkt->wire_bytes;
   // The class it arrived in: its VL on InfiniBand, else the traffic class.
   const uint8_t cls = fc_ ? pkt->vl & 7 : pkt->priority & 7;
-  if (pkt->kind == PacketKind::Transport || pkt->kind == PacketKind::Cnp) {
-    ++c.classes[cls].rx_packets;
-    c.classes[cls].rx_bytes += pkt->wire_bytes;
-  }
+  egress_.count_rx(*pkt, cls);
   if (pkt->kind == PacketKind::PfcPause) {
     egress_.apply_pause(*pkt);
     return;
@@ -55,7 +49,7 @@ void HostPort::receive(PacketPtr pkt, int) {
 void HostPort::buffer(PacketPtr pkt, uint8_t cls) {
   const uint32_t bytes = pkt->wire_bytes;
   if (rx_bytes_ + bytes > rx_.buffer_bytes) {
-    PortCounters& c = egress_.counters();
+    PortCounters& c = egress_.counters_to_add();
     ++c.drops;
     ++c.classes[cls].drops;
     c.drop_bytes += bytes;

@@ -10,7 +10,7 @@ namespace {
 // Data packets this port's egress has sent, all VLs (FCPs are not counted per class).
 uint64_t data_sent(const EgressPort& e) {
   uint64_t n = 0;
-  for (const ClassCounters& c : e.counters().classes) n += c.tx_packets;
+  for (const ClassCounters& c : e.class_counters()) n += c.tx_packets;
   return n;
 }
 
@@ -89,7 +89,7 @@ void IbFlowControl::tick() {
   const uint64_t now_activity = activity_ + data_sent(egress_);
   idle_ = now_activity == activity_at_tick_ ? idle_ + 1 : 0;
   activity_at_tick_ = now_activity;
-  const auto& classes = egress_.counters().classes;
+  const auto& classes = egress_.class_counters();
   bool waiting = false;
   for (uint8_t vl = 0; vl < kNumClasses; ++vl) {
     if (classes[vl].tx_packets) active_[vl] = true;

@@ -9,17 +9,17 @@
 
 namespace rdmasim::net {
 
-// One traffic class (VL on InfiniBand) of a port. The first five change with every packet
-// and come first, so a packet's counting touches one or two cache lines of the port's, not
-// one per counter (at 1024 hosts the ports do not fit in the cache).
-struct ClassCounters {
+// One traffic class (VL on InfiniBand) of a port: what a packet of the class may change, in
+// one cache line (at 1024 hosts the ports do not fit in the cache, and a packet's counting
+// was two or three lines of the port's).
+struct alignas(64) ClassCounters {
   uint64_t tx_packets = 0, tx_bytes = 0;
   uint64_t rx_packets = 0, rx_bytes = 0;
   uint64_t queue_max_bytes = 0;    // egress queue high-water mark
   uint64_t drops = 0;
   uint64_t ecn_marked = 0;
-  uint64_t pauses_sent = 0, pauses_received = 0;
 };
+static_assert(sizeof(ClassCounters) == 64, "a class's counters are one cache line");
 
 struct PortCounters {
   uint64_t tx_packets = 0, tx_bytes = 0;   // wire bytes that finished serializing
@@ -34,6 +34,8 @@ struct PortCounters {
   uint64_t headroom_drops = 0, headroom_drop_bytes = 0;  // ingress: PFC headroom overflowed (also in drops)
   uint64_t headroom_max_bytes = 0;         // ingress: most bytes one class held in headroom
   std::array<ClassCounters, 8> classes{};  // per traffic class (VL on InfiniBand)
+  // PFC frames sent and received per class (kept apart: they are not per packet).
+  std::array<uint64_t, 8> class_pauses_sent{}, class_pauses_received{};
 };
 
 // Egress queue depth sampled every `interval` (0 = off): sample i is the depth per class at

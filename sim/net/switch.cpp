@@ -65,16 +65,10 @@ int Switch::add_port(Rate rate, uint32_t peer_buffer_bytes) {
 }
 
 void Switch::receive(PacketPtr pkt, int port) {
-  PortCounters& c = ports_[port].egress->counters();
-  ++c.rx_packets;
-  c.rx_bytes += pkt->wire_bytes;
   // The class it arrived in: its VL on InfiniBand (the upstream port mapped the SL), else
   // the traffic class.
   const uint8_t cls = config_.ib_vl_buffer_bytes ? pkt->vl & 7 : pkt->priority & 7;
-  if (pkt->kind == PacketKind::Transport || pkt->kind == PacketKind::Cnp) {
-    ++c.classes[cls].rx_packets;
-    c.classes[cls].rx_bytes += pkt->wire_bytes;
-  }
+  ports_[port].egress->count_rx(*pkt, cls);
   if (pkt->kind == PacketKind::PfcPause) {
     ports_[port].egress->apply_pause(*pkt);
     return;
@@ -102,7 +96,7 @@ bool Switch::admit_lossless(Packet& pkt, int port, uint8_t cls) {
     if (config_.pfc.headroom_limited && in.classes[cls].headroom_used + bytes > in.headroom) {
       // Only a headroom smaller than the link's in-flight bytes gets here (sim/topo rejects
       // such a config); counted on the ingress port.
-      PortCounters& c = in.egress->counters();
+      PortCounters& c = in.egress->counters_to_add();
       ++c.headroom_drops;
       c.headroom_drop_bytes += bytes;
       ++c.drops;
@@ -112,7 +106,7 @@ bool Switch::admit_lossless(Packet& pkt, int port, uint8_t cls) {
     }
     pkt.in_headroom = true;
     in.classes[cls].headroom_used += bytes;
-    PortCounters& c = in.egress->counters();
+    PortCounters& c = in.egress->counters_to_add();
     c.headroom_max_bytes = std::max(c.headroom_max_bytes, in.classes[cls].headroom_used);
   } else if (shared_buffer()) {
     ingress_add(port, cls, bytes);
@@ -143,7 +137,7 @@ void Switch::forward(PacketPtr pkt) {
   const bool shared = egress_limited && shared_buffer();
   const bool in_headroom = pkt->in_headroom;
   if (shared && !admit(out, cls, bytes)) {
-    PortCounters& c = ports_[out].egress->counters();
+    PortCounters& c = ports_[out].egress->counters_to_add();
     ++c.drops;
     ++c.classes[cls].drops;
     c.drop_bytes += bytes;

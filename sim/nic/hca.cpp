@@ -483,42 +483,45 @@ void Hca::receive(net::PacketPtr frame, int /*port*/) {
   pkt->nic_rx_at = im.engine.now();
   // The receive pipeline takes rx_latency; then the transport sees the packet.
   if (!im.port_active) return;  // a down port receives nothing
-  auto shared = std::shared_ptr<RdmaPacket>(pkt.release());
-  im.later(im.config.rx_latency, [this, shared] {
+  // The packet is cold again after rx_latency at scale: fetched ahead (ReadFirst).
+  RdmaPacket* const first = pkt.get();
+  im.later(im.config.rx_latency, [this, pkt = std::move(pkt)]() mutable {
     auto& m = *impl_;
-    if (shared->bth.dest_qp == kGsiQpn) {
-      m.receive_gsi(*shared);
+    if (pkt->bth.dest_qp == kGsiQpn) {
+      m.receive_gsi(*pkt);
       return;
     }
-    uint32_t dest = shared->bth.dest_qp;
-    if (m.is_iwarp() && shared->link_layer == net::LinkLayer::IWarp) {
-      dest = m.iwarp_demux(*shared);  // by the TCP ports of a stream the CM set up
-      if (dest == 0) return m.receive_iwarp_cm(*shared);
+    uint32_t dest = pkt->bth.dest_qp;
+    if (m.is_iwarp() && pkt->link_layer == net::LinkLayer::IWarp) {
+      dest = m.iwarp_demux(*pkt);  // by the TCP ports of a stream the CM set up
+      if (dest == 0) return m.receive_iwarp_cm(*pkt);
     }
     auto it = m.qps.find(dest);
     if (it == m.qps.end()) return;  // no such QP: silently dropped, as HCAs do
     Qp& qp = *it->second;
-    const bool response = reliable(qp.init.type) && ibta::info(shared->bth.opcode).is_response();
+    const bool response = reliable(qp.init.type) && ibta::info(pkt->bth.opcode).is_response();
     // An XRC initiator only gets responses, a target only requests: anything else is dropped.
     if ((qp.init.type == QpType::XrcSend && !response) ||
         (qp.init.type == QpType::XrcRecv && response))
       return;
-    m.rx_pkt = shared.get();
+    m.rx_pkt = pkt.get();
     const bool tcp = qp.tcp || m.is_iwarp();  // iWARP: ECN is TCP's business (DCTCP), no CNPs
-    if (shared->ce && !tcp) m.notify_congestion(qp, *shared);
+    if (pkt->ce && !tcp) m.notify_congestion(qp, *pkt);
     if (tcp) {
-      m.iwarp_receive(qp, shared);  // a TCP segment: iwarp.cpp hands its FPDUs to the RC layers
+      // A TCP segment: iwarp.cpp hands its FPDUs to the RC layers (and may keep it).
+      m.iwarp_receive(qp, std::shared_ptr<RdmaPacket>(std::move(pkt)));
     } else if (response) {
-      m.handle_response(qp, *shared);
+      m.handle_response(qp, *pkt);
     } else if (qp.init.type == QpType::UD) {
-      m.handle_ud(qp, *shared);
+      m.handle_ud(qp, *pkt);
     } else if (m.irn(qp)) {
-      m.irn_receive(qp, shared);  // IRN: out-of-order requests are kept (irn.cpp)
+      // IRN: out-of-order requests are kept (irn.cpp)
+      m.irn_receive(qp, std::shared_ptr<RdmaPacket>(std::move(pkt)));
     } else {
-      m.handle_request(qp, *shared);
+      m.handle_request(qp, *pkt);
     }
     m.rx_pkt = nullptr;
-  });
+  }, ReadFirst{first});
 }
 
 void Hca::Impl::complete(uint32_t cq, const Completion& c) {

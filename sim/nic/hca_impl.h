@@ -356,10 +356,10 @@ struct Hca::Impl {
 
   // Schedules `fn` after `delay`; it runs only if this HCA still exists.
   template <class F>
-  EventId later(Time delay, F fn) {
+  EventId later(Time delay, F fn, ReadFirst read_first = {}) {
     return engine.schedule_in(delay, [w = std::weak_ptr<int>(alive), fn = std::move(fn)]() mutable {
       if (!w.expired()) fn();
-    });
+    }, read_first);
   }
 
   // --- mr.cpp: local and remote access checks ---

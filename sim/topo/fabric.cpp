@@ -38,16 +38,17 @@ json port_json(const net::EgressPort& port) {
   json classes = json::object();
   for (uint8_t k = 0; k < 8; ++k) {
     const Time paused = port.paused_time(k);
-    if (!c.classes[k].tx_packets && !c.classes[k].rx_packets && !c.classes[k].pauses_sent &&
-        !c.classes[k].pauses_received && !c.classes[k].drops && !paused)
+    const net::ClassCounters& kc = c.classes[k];
+    if (!kc.tx_packets && !kc.rx_packets && !c.class_pauses_sent[k] && !c.class_pauses_received[k] &&
+        !kc.drops && !paused)
       continue;
-    json cj = {{"tx_packets", c.classes[k].tx_packets}, {"tx_bytes", c.classes[k].tx_bytes},
-               {"rx_packets", c.classes[k].rx_packets}, {"rx_bytes", c.classes[k].rx_bytes},
-               {"drops", c.classes[k].drops},           {"ecn_marked", c.classes[k].ecn_marked},
-               {"pauses_sent", c.classes[k].pauses_sent},
-               {"pauses_received", c.classes[k].pauses_received},
+    json cj = {{"tx_packets", kc.tx_packets}, {"tx_bytes", kc.tx_bytes},
+               {"rx_packets", kc.rx_packets}, {"rx_bytes", kc.rx_bytes},
+               {"drops", kc.drops},           {"ecn_marked", kc.ecn_marked},
+               {"pauses_sent", c.class_pauses_sent[k]},
+               {"pauses_received", c.class_pauses_received[k]},
                {"paused_ns", to_ns(paused)},
-               {"queue_bytes", port.queued_bytes(k)},     {"queue_max_bytes", c.classes[k].queue_max_bytes}};
+               {"queue_bytes", port.queued_bytes(k)},     {"queue_max_bytes", kc.queue_max_bytes}};
     if (port.credits_enabled()) {
       cj["credits_available_bytes"] = port.credits_available(k);
     }
