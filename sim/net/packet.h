@@ -103,6 +103,7 @@ struct Packet {
   uint32_t flow_hash = 0;          // for non-RoCE fabrics: a per-flow value ECMP hashes
   uint32_t wire_bytes = 0;         // bytes the packet occupies on the wire, all overheads included
   int32_t switch_ingress = -1;     // set by a switch while the packet is in its buffer (PFC accounting)
+  uint32_t switch_route = 0;       // set by a switch on arrival: its forwarding entry for dst (0: none)
   Time last_bit_at = 0;            // cut-through: when its last bit reaches the current switch
   uint64_t id = 0;                 // unique per engine; for traces
   Time created = 0;                // when the sender built it

@@ -92,11 +92,18 @@ class RouteTable {
 
   // The ports for `dst`; empty when no route was set.
   std::span<const int> get(Address dst) const {
-    if (!index_) return {};
+    const uint32_t* e = entry(dst);
+    return e ? ports(*e) : std::span<const int>{};
+  }
+  // Where `dst`'s entry is (nullptr: no route), and the ports an entry names: a lookup in
+  // two steps, so that a caller can fetch the entry early and read it when needed.
+  const uint32_t* entry(Address dst) const {
+    if (!index_) return nullptr;
     const uint32_t i = index_->find(dst);
-    if (i >= set_of_.size()) return {};
-    const uint32_t e = set_of_[i];
-    return {sets_.data() + (e >> kCountBits), e & kCountMask};
+    return i < set_of_.size() ? &set_of_[i] : nullptr;
+  }
+  std::span<const int> ports(uint32_t entry) const {
+    return {sets_.data() + (entry >> kCountBits), entry & kCountMask};
   }
 
  private:

@@ -65,6 +65,12 @@ int Switch::add_port(Rate rate, uint32_t peer_buffer_bytes) {
 }
 
 void Switch::receive(PacketPtr pkt, int port) {
+  // The forwarding entry is looked up as the packet arrives (a switch parses the header
+  // first) and read at the end, so that at scale its cache miss overlaps those of the
+  // accounting below instead of stalling the forward, forwarding_latency later.
+  const uint32_t* route = pkt->kind == PacketKind::Transport || pkt->kind == PacketKind::Cnp
+                              ? routes_.entry(pkt->dst) : nullptr;
+  if (route) __builtin_prefetch(route);
   // The class it arrived in: its VL on InfiniBand (the upstream port mapped the SL), else
   // the traffic class.
   const uint8_t cls = config_.ib_vl_buffer_bytes ? pkt->vl & 7 : pkt->priority & 7;
@@ -82,6 +88,7 @@ void Switch::receive(PacketPtr pkt, int port) {
   pkt->ingress_class = cls;
   pkt->in_headroom = false;
   if (lossless(cls) && !admit_lossless(*pkt, port, cls)) return;
+  pkt->switch_route = route ? *route : 0;
   pipeline_.push(std::move(pkt));
 }
 
@@ -117,7 +124,7 @@ bool Switch::admit_lossless(Packet& pkt, int port, uint8_t cls) {
 }
 
 void Switch::forward(PacketPtr pkt) {
-  const std::span<const int> r = route(pkt->dst);
+  const std::span<const int> r = routes_.ports(pkt->switch_route);
   if (r.empty()) {
     ++unroutable_;
     release(pkt->switch_ingress, pkt->ingress_class, pkt->wire_bytes, pkt->in_headroom);

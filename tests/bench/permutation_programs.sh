@@ -4,7 +4,8 @@
 # built-in flows, and 128 verbs-program fibers (programs/perm_write.c) doing the same WRITEs
 # between the same pairs (read from the flows run's flows.json). Prints each run's wall time
 # (microsecond clock: a run takes ~0.3 s, where time(1)'s 10 ms steps are 3 %), peak RSS and
-# simulated end, the medians, and programs / flows of the medians (issue 12 asks <= 1.3).
+# simulated end, the medians, and programs / flows: of the medians, and the median of each
+# round's own ratio (issue 12 asks <= 1.3).
 # usage: permutation_programs.sh RDMASIM PERM_WRITE_SO   (env: RUNS=7)
 set -u
 exe=$1 so=$2
@@ -29,21 +30,19 @@ study["programs"] = [{"path": sys.argv[3], "hosts": [h],
 json.dump(study, sys.stdout, indent=1)
 PY
 runs=${RUNS:-7}
+bench_tmp=$dir
+. "$here/bench_lib.sh"
 for i in $(seq "$runs"); do
   for b in flows programs; do
     s=$here/permutation_k8.json
     [ $b = programs ] && s=$dir/programs.json
-    t0=$EPOCHREALTIME
-    /usr/bin/time -o "$dir/time" -f "%M" "$exe" study "$s" --out "$dir/$b" > "$dir/$b.stdout" 2>&1 ||
-      { cat "$dir/$b.stdout"; exit 1; }
-    t1=$EPOCHREALTIME
-    echo "$b $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f", b - a}') $(tail -1 "$dir/time") $(grep -o 'simulated [0-9.]* us' "$dir/$b.stdout")"
+    timed "$dir/$b" 0 "$exe" study "$s" --out "$dir/$b" || exit 1
+    echo "$b $(tail -1 "$dir/$b.times") $(grep -o 'simulated [0-9.]* us' "$dir/$b.log")"
   done
-done | tee "$dir/runs.txt"
-median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-for b in flows programs; do
-  echo "$b median wall s: $(awk -v b=$b '$1==b{print $2}' "$dir/runs.txt" | median), median RSS KB: $(awk -v b=$b '$1==b{print $3}' "$dir/runs.txt" | median)"
 done
-f=$(awk '$1=="flows"{print $2}' "$dir/runs.txt" | median)
-p=$(awk '$1=="programs"{print $2}' "$dir/runs.txt" | median)
-awk -v f="$f" -v p="$p" 'BEGIN {printf "programs / flows (medians): %.2fx\n", p / f}'
+for b in flows programs; do
+  eval "${b}_wall=\$(column 1 "$dir/$b.times" | median)"
+  echo "$b median wall s: $(column 1 "$dir/$b.times" | median), median RSS KB: $(column 2 "$dir/$b.times" | median)"
+done
+awk -v f="$flows_wall" -v p="$programs_wall" 'BEGIN {printf "programs / flows (medians): %.2fx\n", p / f}'
+printf "programs / flows (median of the %s rounds' own ratios): %.2fx\n" "$runs" "$(ratios "$dir/flows.times" "$dir/programs.times" | median)"

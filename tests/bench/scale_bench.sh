@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Issue 13's scale benchmark: the seeded permutation of permutation_k16.json (100 Gb/s,
 # 1 us links, MTU 4096, PFC, 2,000,000 B of 64 KiB WRITEs, window 4) on k-ary fat trees,
-# one run after another in this sitting. For each size: wall time and peak RSS (medians of
-# RUNS), the set-up alone (the same study stopped after 1 us of simulated time), packets
-# the HCAs sent, and wall time per packet with and without the set-up, each against k=4's.
+# in this sitting, the sizes in turn round after round. For each size: wall time and peak
+# RSS (medians of RUNS), the set-up alone (the same study stopped after 1 us of simulated
+# time), packets the HCAs sent, and wall time per packet with and without the set-up, each
+# against the first size's: as a ratio of the medians, and as the median of each round's
+# own ratio (which a drift of the machine's speed across the sitting does not skew).
 #
 # With a path to htsim's RoCE binary (csg-htsim's sim/datacenter/htsim_roce, built with its
 # fat tree), the same source->destination pairs are written as an htsim connection matrix
@@ -20,27 +22,21 @@ dir=$(mktemp -d /tmp/rdmasim-scale.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 if [ -n "$htsim" ] && [ ! -x "$htsim" ]; then echo "scale_bench: $htsim is not an executable" >&2; exit 2; fi
 
-median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-# timed OUT_PREFIX OK_STATUS CMD...: runs CMD, appends "wall_s rss_kb" to OUT_PREFIX.times;
-# fails unless CMD exits 0 or OK_STATUS (a study stopped by its time limit exits 1)
-timed() {
-  local out=$1 ok=$2 rc t0 t1; shift 2
-  t0=$EPOCHREALTIME  # microsecond resolution (time(1)'s %e has 10 ms): k=4 runs take ~20 ms
-  /usr/bin/time -o "$dir/t" -f "%M" "$@" > "$out.log" 2>&1; rc=$?
-  t1=$EPOCHREALTIME
-  [ $rc = 0 ] || [ $rc = "$ok" ] || { echo "scale_bench: '$*' exited $rc" >&2; cat "$out.log" >&2; return 1; }
-  echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f", b - a}') $(tail -1 "$dir/t")" >> "$out.times"
-}
+bench_tmp=$dir
+. "$here/bench_lib.sh"
 
-printf '%-5s %-6s | %-9s %-10s %-9s %-10s %-9s %-12s %-8s' k hosts wall peakRSS setup packets us/pkt us/pkt-run vs_k4
+printf '%-5s %-6s | %-9s %-10s %-9s %-10s %-9s %-12s %-12s %-12s' k hosts wall peakRSS setup packets us/pkt us/pkt-run vs_first by_round
 [ -n "$htsim" ] && printf ' | %-9s %-10s %-10s %-9s %-9s' htsim_wall htsim_RSS htsim_pkts wall_ratio rss_ratio
 echo
-base_all="" base_run=""
 for k in $ks; do
-  hosts=$((k * k * k / 4))
   sed "s/\"k\": 16/\"k\": $k/" "$here/permutation_k16.json" > "$dir/k$k.json"
   sed 's/"time_limit_us": 100000/"time_limit_us": 1/' "$dir/k$k.json" > "$dir/k${k}_setup.json"
-  for i in $(seq "$runs"); do
+done
+# Round after round, each size in turn (so a drift of the machine's speed falls on all
+# sizes alike, and each round gives its own ratio to k=4).
+for i in $(seq "$runs"); do
+  for k in $ks; do
+    hosts=$((k * k * k / 4))
     timed "$dir/r$k" 0 "$exe" study "$dir/k$k.json" --out "$dir/out$k" --quiet || exit 1
     timed "$dir/s$k" 1 "$exe" study "$dir/k${k}_setup.json" --out "$dir/setup$k" --quiet || exit 1
     if [ -n "$htsim" ]; then
@@ -59,6 +55,10 @@ PY
         -pfc_thresholds 32 64 -queue_type lossless_input || exit 1
     fi
   done
+done
+base_all="" base_run="" k0=""
+for k in $ks; do
+  hosts=$((k * k * k / 4))
   wall=$(awk '{print $1}' "$dir/r$k.times" | median)
   rss=$(awk '{print $2}' "$dir/r$k.times" | median)
   setup=$(awk '{print $1}' "$dir/s$k.times" | median)
@@ -68,11 +68,15 @@ c = json.load(open(sys.argv[1]))
 print(sum(h['tx_packets'] for h in c['hcas'].values()))" "$dir/out$k/counters.json")
   per_all=$(awk -v w="$wall" -v p="$packets" 'BEGIN {printf "%.2f", w * 1e6 / p}')
   per_run=$(awk -v w="$wall" -v s="$setup" -v p="$packets" 'BEGIN {printf "%.2f", (w - s) * 1e6 / p}')
-  [ -z "$base_all" ] && base_all=$per_all base_run=$per_run
+  [ -z "$base_all" ] && base_all=$per_all base_run=$per_run k0=$k p0=$packets
   vs=$(awk -v a="$per_all" -v b="$base_all" -v c="$per_run" -v d="$base_run" \
-    'BEGIN {printf "%.1fx/%.1fx", a / b, (d > 0 ? c / d : 0)}')
-  printf '%-5s %-6s | %-9s %-10s %-9s %-10s %-9s %-12s %-8s' "$k" "$hosts" "${wall}s" "${rss}KB" "${setup}s" \
-    "$packets" "$per_all" "$per_run" "$vs"
+    'BEGIN {printf "%.2fx/%.2fx", a / b, (d > 0 ? c / d : 0)}')
+  # Each round's own ratio to the first size, per packet (with and without set-up), median.
+  paste -d' ' "$dir/r$k0.times" "$dir/s$k0.times" "$dir/r$k.times" "$dir/s$k.times" > "$dir/pair$k"
+  by_round=$(awk -v p0="$p0" -v p="$packets" '{print ($5 / p) / ($1 / p0)}' "$dir/pair$k" | median)
+  by_round_run=$(awk -v p0="$p0" -v p="$packets" '{print (($5 - $7) / p) / (($1 - $3) / p0)}' "$dir/pair$k" | median)
+  printf '%-5s %-6s | %-9s %-10s %-9s %-10s %-9s %-12s %-12s %-12s' "$k" "$hosts" "${wall}s" "${rss}KB" "${setup}s" \
+    "$packets" "$per_all" "$per_run" "$vs" "$(printf '%.2fx/%.2fx' "$by_round" "$by_round_run")"
   if [ -n "$htsim" ]; then
     hwall=$(awk '{print $1}' "$dir/h$k.times" | median)
     hrss=$(awk '{print $2}' "$dir/h$k.times" | median)
@@ -83,5 +87,6 @@ print(sum(h['tx_packets'] for h in c['hcas'].values()))" "$dir/out$k/counters.js
   fi
   echo
 done
-echo "us/pkt: wall / HCA-sent packets; us/pkt-run: (wall - set-up) / packets; vs_k4: both against k=4"
+echo "us/pkt: wall / HCA-sent packets; us/pkt-run: (wall - set-up) / packets; vs_first: both against the first size's (medians);"
+echo "by_round: the median of each round's own ratio of the two to the first size's (runs alternate sizes round by round)"
 echo "issue 13's targets: wall_ratio <= 0.5 at 128 and 1024 hosts, rss_ratio <= 1 at 1024, us/pkt within 1.5x from 16 to 1024 hosts"
