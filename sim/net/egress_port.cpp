@@ -27,7 +27,7 @@ EgressPort::EgressPort(Engine& engine, EgressConfig config)
     if (config_.dwrr_weights[c] > 0) weighted_classes_ |= 1u << c;
   }
   series_.interval = config_.queue_sample_interval;
-  sampling_ = series_.interval > 0 && series_.max_samples > 0;
+  sampling_ = series_open();
   if (!config_.ib.high.empty()) arb_left_[0] = config_.ib.high[0].weight * int64_t{kVlArbWeightUnit};
   if (!config_.ib.low.empty()) arb_left_[1] = config_.ib.low[0].weight * int64_t{kVlArbWeightUnit};
 }
@@ -35,15 +35,15 @@ EgressPort::EgressPort(Engine& engine, EgressConfig config)
 void EgressPort::sample() {
   // sampling_ stands for series_.interval > 0 and room for samples, so that a port that
   // does not sample, or no sample due, costs no look at the (cold) series.
-  if (!sampling_ || next_sample_ > engine_.now()) return;
   const Time now = engine_.now();
+  if (!sampling_ || next_sample_ > now) return;
   while (next_sample_ <= now && series_.samples.size() < series_.max_samples) {
     std::array<uint32_t, 8> d{};
     for (int c = 0; c < kNumClasses; ++c) d[c] = static_cast<uint32_t>(classes_[c].queued_bytes);
     series_.samples.push_back(d);
     next_sample_ += series_.interval;
   }
-  sampling_ = series_.samples.size() < series_.max_samples;
+  sampling_ = series_open();
 }
 
 QueueSeries EgressPort::queue_series_now() const {
@@ -62,7 +62,7 @@ void EgressPort::set_queue_sampling(Time interval, size_t max_samples) {
   series_.max_samples = max_samples;
   series_.start = engine_.now();
   next_sample_ = engine_.now();
-  sampling_ = series_.interval > 0 && series_.max_samples > 0;
+  sampling_ = series_open();
 }
 
 void EgressPort::flush_series() { sample(); }

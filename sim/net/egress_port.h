@@ -211,10 +211,7 @@ class EgressPort {
   bool busy() const { return static_cast<bool>(tx_done_); }
   // Data packets wait in a class queue, or one is serializing (busy: it may be a control
   // frame, which ends within one frame time).
-  bool holds_data() const {
-    if (busy()) return true;
-    return busy_ != 0;
-  }
+  bool holds_data() const { return busy() || busy_ != 0; }
   Rate rate() const { return config_.rate; }
   const EgressConfig& config() const { return config_; }
 
@@ -311,6 +308,8 @@ class EgressPort {
   void fill_totals() const;
   bool should_mark(uint8_t cls);
   void sample();      // before a queue-depth change
+  // Whether the series is on and has room: what sampling_ caches for the per-packet path.
+  bool series_open() const { return series_.interval > 0 && series_.samples.size() < series_.max_samples; }
   void note_pause(uint8_t cls, Time until);
 
   // One class's queue and what each packet's pass reads and writes with it. A struct per
