@@ -68,8 +68,7 @@ void Switch::receive(PacketPtr pkt, int port) {
   // The forwarding entry is looked up as the packet arrives (a switch parses the header
   // first) and read at the end, so that at scale its cache miss overlaps those of the
   // accounting below instead of stalling the forward, forwarding_latency later.
-  const uint32_t* route = pkt->kind == PacketKind::Transport || pkt->kind == PacketKind::Cnp
-                              ? routes_.entry(pkt->dst) : nullptr;
+  const uint32_t* route = is_data(*pkt) ? routes_.entry(pkt->dst) : nullptr;
   if (route) __builtin_prefetch(route);
   // The class it arrived in: its VL on InfiniBand (the upstream port mapped the SL), else
   // the traffic class.
